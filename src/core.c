@@ -1,0 +1,173 @@
+/* core: the Lua module cosock.core. Creates the one loop of this Lua state
+ * and exports spawn, run, reset, get_thread_metadata and a few test hooks.
+ * Every function gets the loop (a full userdata) as upvalue 1. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "loop.h"
+
+#define LOOP_MT "cosock.loop"
+
+cn_loop *cn_loop_get(lua_State *L) {
+  return (cn_loop *)lua_touserdata(L, LOOP_UPVALUE);
+}
+
+void cn_push_ref(lua_State *L, int ref) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+}
+
+/* (Re)creates the Lua tables the loop anchors its values in. */
+static void new_tables(lua_State *L, cn_loop *lp) {
+  lua_newtable(L);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_tasks);
+  lua_newtable(L);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_fdsets);
+}
+
+static void init_lists(cn_loop *lp) {
+  memset(lp->lists, 0, sizeof lp->lists);
+  lp->lists[L_A].head = lp->lists[L_A].tail = -1;
+  lp->lists[L_B].head = lp->lists[L_B].tail = -1;
+  lp->ready = L_A;
+}
+
+/* cosock.spawn(fn, name) -> handle */
+static int l_spawn(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  lua_State *co;
+  int slot;
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  /* Everything Lua must allocate comes first: an error here changes nothing. */
+  co = lua_newthread(L);                       /* fn, name, co */
+  lua_pushvalue(L, 1);
+  lua_xmove(L, co, 1);
+  lua_createtable(L, R_WAIT, 0);               /* fn, name, co, rec */
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, R_CO);
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, R_NAME);
+  slot = cn_task_reserve(L, lp);
+  cn_handle_push(L, slot, lp->serials + 1, 2); /* fn, name, co, rec, handle */
+  cn_push_ref(L, lp->r_tasks);
+  lua_pushvalue(L, 4);
+  lua_rawseti(L, -2, slot);                    /* may raise: nothing is committed yet */
+  lua_pop(L, 1);
+  cn_task_new(lp);                             /* cannot fail */
+  return 1;
+}
+
+/* cosock.reset(): forgets every task, timer and fd. */
+static int l_reset(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  if (lp->running)
+    return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
+  cn_free_all(L, lp);
+  init_lists(lp);
+  if (cn_fd_reset(lp) != 0)
+    return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
+  new_tables(L, lp);
+  return 0;
+}
+
+/* stats() -> {tasks, ready, timers, fds, backend}: for tests and benchmarks. */
+static int l_stats(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, lp->live);
+  lua_setfield(L, -2, "tasks");
+  lua_pushinteger(L, lp->lists[lp->ready].n);
+  lua_setfield(L, -2, "ready");
+  lua_pushinteger(L, (lua_Integer)lp->timers.n);
+  lua_setfield(L, -2, "timers");
+  lua_pushinteger(L, lp->poller.nfds);
+  lua_setfield(L, -2, "fds");
+  lua_pushstring(L, lp->poller.backend->name);
+  lua_setfield(L, -2, "backend");
+  return 1;
+}
+
+/* set_stall_hook(fn): called (no arguments) just before run raises the
+ * "no sockets and no timeout" error; cosock.lua prints its thread dump. */
+static int l_set_stall_hook(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_hook);
+  return 0;
+}
+
+/* set_backend(name): polls with "select" or "epoll" from now on. */
+static int l_set_backend(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  const cn_backend *b = cn_backend_named(name);
+  if (b == NULL) return luaL_argerror(L, 1, lua_pushfstring(L, "unknown poller backend '%s'", name));
+  if (cn_poller_switch(&lp->poller, b) != 0)
+    return luaL_error(L, "cosock: cannot switch to the %s poller: %s", name, strerror(errno));
+  return 0;
+}
+
+static int loop_gc(lua_State *L) {
+  cn_loop *lp = luaL_checkudata(L, 1, LOOP_MT);
+  cn_free_all(L, lp);
+  cn_poller_free(&lp->poller);
+  luaL_unref(L, LUA_REGISTRYINDEX, lp->r_tasks);
+  luaL_unref(L, LUA_REGISTRYINDEX, lp->r_fdsets);
+  luaL_unref(L, LUA_REGISTRYINDEX, lp->r_hook);
+  free(lp->fdcount);
+  free(lp->fdflag);
+  free(lp->dirty);
+  lp->fdcount = NULL;
+  lp->fdflag = NULL;
+  lp->dirty = NULL;
+  return 0;
+}
+
+int luaopen_cosock_core(lua_State *L) {
+  static const luaL_Reg funcs[] = {
+    {"spawn", l_spawn},
+    {"run", cn_run},
+    {"reset", l_reset},
+    {"get_thread_metadata", cn_get_thread_metadata},
+    {"stats", l_stats},
+    {"set_stall_hook", l_set_stall_hook},
+    {"set_backend", l_set_backend},
+    {NULL, NULL}
+  };
+  const char *env = getenv("COSOCK_POLLER");
+  const cn_backend *b = env && *env ? cn_backend_named(env) : cn_backend_default();
+  cn_loop *lp;
+  if (b == NULL) return luaL_error(L, "cosock: COSOCK_POLLER names an unknown poller '%s'", env);
+  lp = lua_newuserdata(L, sizeof *lp);         /* loop */
+  memset(lp, 0, sizeof *lp);
+  lp->current = lp->parking = -1;
+  init_lists(lp);
+  th_init(&lp->timers);
+  luaL_newmetatable(L, LOOP_MT);
+  lua_pushcfunction(L, loop_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  /* Registry slots for the loop's tables (luaL_ref of nil would not take one). */
+  lua_pushboolean(L, 0);
+  lp->r_tasks = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);
+  lp->r_fdsets = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);
+  lp->r_hook = luaL_ref(L, LUA_REGISTRYINDEX);
+  new_tables(L, lp);
+  if (cn_poller_init(&lp->poller, b) != 0)
+    return luaL_error(L, "cosock: cannot create the %s poller: %s", b->name, strerror(errno));
+  cn_handle_open(L);                           /* uses the loop at -1 */
+  luaL_newlibtable(L, funcs);                  /* loop, module */
+  lua_pushvalue(L, -2);
+  luaL_setfuncs(L, funcs, 1);
+  lua_pushliteral(L, PACKAGE_VERSION);
+  lua_setfield(L, -2, "_VERSION");
+  return 1;
+}

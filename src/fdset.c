@@ -1,0 +1,185 @@
+/* fdset: which objects wait on which fd, kept from pass to pass.
+ *
+ * Interest persists: a wait adds to fdcount[fd*2+kind] and to the Lua set
+ * fdsets[fd*2+kind] = {obj = number of waits}; the poller learns about an fd
+ * the moment its first wait arrives, and about the end of interest only at the
+ * end of the pass (cn_fd_apply), so a task that waits on the same socket again
+ * costs no system call. Work per pass grows with what is waited on and ready,
+ * never with the number of parked tasks. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "loop.h"
+
+static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
+  int n = lp->nfd ? lp->nfd : 64;
+  int *count;
+  unsigned char *flag;
+  while (n <= fd) {
+    if (n > (1 << 28)) luaL_error(L, "cosock: descriptor %d is too large", fd);
+    n *= 2;
+  }
+  count = realloc(lp->fdcount, (size_t)n * 2 * sizeof *count);
+  if (count == NULL) luaL_error(L, "cosock: out of memory");
+  lp->fdcount = count;
+  memset(count + 2 * lp->nfd, 0, (size_t)(n - lp->nfd) * 2 * sizeof *count);
+  flag = realloc(lp->fdflag, (size_t)n);
+  if (flag == NULL) luaL_error(L, "cosock: out of memory");
+  lp->fdflag = flag;
+  memset(flag + lp->nfd, 0, (size_t)(n - lp->nfd));
+  lp->nfd = n;
+}
+
+/* Pushes fdsets[key], creating it when create is set (else pushes nil). */
+static void push_set(lua_State *L, cn_loop *lp, int key, int create) {
+  cn_push_ref(L, lp->r_fdsets);            /* sets */
+  if (lua_rawgeti(L, -1, key) == LUA_TNIL && create) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, key);               /* sets, set */
+  }
+  lua_remove(L, -2);
+}
+
+/* Adds a wait of the object at index obj on fd for kind. Raises a Lua error
+ * (the caller's park rollback undoes it) if the poller refuses the fd. */
+void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj) {
+  int key = fd * 2 + kind, force, want;
+  lua_Integer c;
+  obj = lua_absindex(L, obj);
+  if (fd >= lp->nfd) grow_fds(L, lp, fd);
+  luaL_checkstack(L, 4, NULL);
+  push_set(L, lp, key, 1);                 /* set */
+  lua_pushvalue(L, obj);
+  lua_rawget(L, -2);                       /* set, count */
+  c = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  /* A new object on an fd that is already watched may sit on a different
+   * file that reuses the number of a closed one: tell the poller again. */
+  force = c == 0 && lp->fdcount[key] > 0;
+  want = cn_poller_get(&lp->poller, fd) | (kind == K_RECV ? CN_READ : CN_WRITE);
+  if (force || want != cn_poller_get(&lp->poller, fd)) {
+    if (cn_poller_set(&lp->poller, fd, want, force) != 0) {
+      int err = errno;
+      lua_pop(L, 1);
+      cn_push_label(L, lp, slot);
+      if (err == ERANGE)
+        luaL_error(L, "descriptor too large for set size (fd %d of task %s does not fit the %s poller)",
+                   fd, lua_tostring(L, -1), lp->poller.backend->name);
+      luaL_error(L, "cosock: cannot poll fd %d of task %s: %s", fd, lua_tostring(L, -1), strerror(err));
+    }
+  }
+  lua_pushvalue(L, obj);
+  lua_pushinteger(L, c + 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  if (lp->fdcount[key]++ == 0) lp->ninterest++;
+}
+
+void cn_fd_unregister(lua_State *L, cn_loop *lp, int fd, int kind, int obj) {
+  int key = fd * 2 + kind;
+  lua_Integer c;
+  if (fd < 0 || fd >= lp->nfd || lp->fdcount[key] == 0) return;
+  obj = lua_absindex(L, obj);
+  push_set(L, lp, key, 0);                 /* set or nil */
+  if (lua_istable(L, -1)) {
+    lua_pushvalue(L, obj);
+    lua_rawget(L, -2);
+    c = lua_tointeger(L, -1) - 1;
+    lua_pop(L, 1);
+    lua_pushvalue(L, obj);
+    if (c > 0) lua_pushinteger(L, c); else lua_pushnil(L);
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 1);
+  if (--lp->fdcount[key] == 0) {
+    lp->ninterest--;
+    if (!lp->fdflag[fd]) {
+      if (lp->ndirty == lp->capdirty) {
+        int cap = lp->capdirty ? lp->capdirty * 2 : 64;
+        int *d = realloc(lp->dirty, (size_t)cap * sizeof *d);
+        if (d == NULL) {
+          /* Cannot defer: drop the interest now (costs a syscall, loses nothing). */
+          cn_poller_set(&lp->poller, fd, (lp->fdcount[fd * 2] ? CN_READ : 0) |
+                                         (lp->fdcount[fd * 2 + 1] ? CN_WRITE : 0), 0);
+          return;
+        }
+        lp->dirty = d;
+        lp->capdirty = cap;
+      }
+      lp->fdflag[fd] = 1;
+      lp->dirty[lp->ndirty++] = fd;
+    }
+  }
+}
+
+/* Ends the poller's interest in what nobody waits on any more. */
+void cn_fd_apply(cn_loop *lp) {
+  int i;
+  for (i = 0; i < lp->ndirty; i++) {
+    int fd = lp->dirty[i];
+    int want = (lp->fdcount[fd * 2] ? CN_READ : 0) | (lp->fdcount[fd * 2 + 1] ? CN_WRITE : 0);
+    lp->fdflag[fd] = 0;
+    /* Removing interest cannot fail in a way that matters: a closed fd has
+     * already left the kernel's set. */
+    cn_poller_set(&lp->poller, fd, want & cn_poller_get(&lp->poller, fd), 0);
+  }
+  lp->ndirty = 0;
+}
+
+/* Calls obj:_wake(kind) on every object waiting for a ready fd/kind. */
+void cn_fd_dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n) {
+  int i, kind;
+  for (i = 0; i < n; i++) {
+    int fd = ev[i].fd;
+    if (fd < 0 || fd >= lp->nfd) continue;
+    for (kind = K_RECV; kind <= K_SEND; kind++) {
+      int bit = kind == K_RECV ? CN_READ : CN_WRITE;
+      int top, nobj = 0, j;
+      if (!(ev[i].events & bit) || lp->fdcount[fd * 2 + kind] == 0) continue;
+      top = lua_gettop(L);
+      push_set(L, lp, fd * 2 + kind, 0);    /* set */
+      if (!lua_istable(L, -1)) { lua_settop(L, top); continue; }
+      /* Collect first: a _wake may change the set. */
+      lua_pushnil(L);
+      while (lua_next(L, top + 1)) {        /* set, objs..., obj, count */
+        lua_pop(L, 1);
+        luaL_checkstack(L, 3, NULL);
+        lua_pushvalue(L, -1);               /* set, objs..., obj, obj */
+        lua_insert(L, -2);
+        nobj++;
+      }
+      for (j = 0; j < nobj; j++) {
+        int o = top + 2 + j;
+        if (lua_getfield(L, o, "_wake") == LUA_TNIL) {
+          luaL_error(L, "non-wakeable socket (an object polled for %s has no _wake method)",
+                     cn_kind_name(kind));
+        }
+        lua_pushvalue(L, o);
+        lua_pushstring(L, cn_kind_name(kind));
+        lua_call(L, 2, 0);
+      }
+      lua_settop(L, top);
+    }
+  }
+}
+
+/* Forgets every fd (for reset). Returns 0, or -1 if the poller cannot be made. */
+int cn_fd_reset(cn_loop *lp) {
+  const cn_backend *b = lp->poller.backend;
+  cn_poller_free(&lp->poller);
+  free(lp->fdcount);
+  free(lp->fdflag);
+  free(lp->dirty);
+  lp->fdcount = NULL;
+  lp->fdflag = NULL;
+  lp->dirty = NULL;
+  lp->nfd = lp->ndirty = lp->capdirty = lp->ninterest = 0;
+  return cn_poller_init(&lp->poller, b ? b : cn_backend_default());
+}

@@ -1,0 +1,109 @@
+/* handle: the thread handle that cosock.spawn returns.
+ *
+ * A full userdata holding (slot, serial): the serial is unique per spawn, so a
+ * handle never mistakes a later task in a reused slot for its own. Its user
+ * value is the name. Fields: name; methods: is_alive, cancel; tostring. */
+#include "config.h"
+
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "loop.h"
+
+#define HANDLE_MT "cosock.thread_handle"
+
+typedef struct cn_handle {
+  int slot;
+  uint64_t serial;
+} cn_handle;
+
+/* The live task behind the handle at index 1, or NULL. */
+static cn_task *handle_task(lua_State *L, cn_loop *lp) {
+  cn_handle *h = luaL_checkudata(L, 1, HANDLE_MT);
+  cn_task *t = cn_task_get(lp, h->slot);
+  return t && t->serial == h->serial ? t : NULL;
+}
+
+void cn_handle_push(lua_State *L, int slot, uint64_t serial, int name) {
+  cn_handle *h;
+  name = lua_absindex(L, name);
+  h = lua_newuserdata(L, sizeof *h);
+  h->slot = slot;
+  h->serial = serial;
+  luaL_setmetatable(L, HANDLE_MT);
+  lua_pushvalue(L, name);
+  lua_setuservalue(L, -2);
+}
+
+static int h_is_alive(lua_State *L) {
+  lua_pushboolean(L, handle_task(L, cn_loop_get(L)) != NULL);
+  return 1;
+}
+
+/* Removes the task from the loop: it is never resumed again, its timer and fd
+ * interest go, and every object it waited on gets setwaker(kind, nil). */
+static int h_cancel(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  cn_task *t = handle_task(L, lp);
+  int failed;
+  if (t == NULL) return 0;
+  if (t->slot == lp->current || t->state == T_RUNNING)
+    return luaL_error(L, "Attempt to cancel a spawned task from itself");
+  if (t->slot == lp->parking)
+    return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
+  failed = cn_unpark(L, lp, t, 1);
+  cn_task_free(L, lp, t);
+  if (failed) return lua_error(L);
+  return 0;
+}
+
+static int h_tostring(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  cn_task *t = handle_task(L, lp);
+  lua_getuservalue(L, 1);                      /* name */
+  if (lua_type(L, -1) == LUA_TSTRING) return 1;
+  if (!lua_isnil(L, -1)) {
+    luaL_tolstring(L, -1, NULL);
+    return 1;
+  }
+  if (t == NULL) {
+    lua_pushliteral(L, "dead-thread");
+    return 1;
+  }
+  cn_push_record(L, lp, t->slot);
+  lua_rawgeti(L, -1, R_CO);
+  luaL_tolstring(L, -1, NULL);
+  return 1;
+}
+
+static int h_index(lua_State *L) {
+  const char *key = lua_tostring(L, 2);
+  if (key && key[0] == 'n' && lua_type(L, 2) == LUA_TSTRING && strcmp(key, "name") == 0) {
+    lua_getuservalue(L, 1);
+    return 1;
+  }
+  lua_getmetatable(L, 1);
+  lua_getfield(L, -1, "methods");
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  return 1;
+}
+
+void cn_handle_open(lua_State *L) {
+  static const luaL_Reg methods[] = {
+    {"is_alive", h_is_alive}, {"cancel", h_cancel}, {NULL, NULL}
+  };
+  luaL_newmetatable(L, HANDLE_MT);             /* loop, mt */
+  lua_newtable(L);
+  lua_pushvalue(L, -3);
+  luaL_setfuncs(L, methods, 1);
+  lua_setfield(L, -2, "methods");
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, h_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, h_tostring, 1);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+}

@@ -1,0 +1,203 @@
+/* loop: cosock.run, one pass after another, in the order of the spec's
+ * outline (seeds/001, "Run Loop"): drain the ready list and resume each task,
+ * stop when nothing is alive and nothing is ready, run due timers, poll (with
+ * timeout 0 when something is ready), and _wake the objects whose fds are
+ * ready. All counts are kept as they change, so a pass never visits parked
+ * tasks that nothing woke. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+
+#include "clock.h"
+#include "loop.h"
+
+#define ONE_YEAR (365.0 * 24 * 3600)
+
+static int is_resumable(lua_State *co) {
+  if (lua_status(co) == LUA_YIELD) return 1;
+  if (lua_status(co) == LUA_OK) {
+    lua_Debug ar;
+    return lua_getstack(co, 0, &ar) == 0 && lua_gettop(co) > 0; /* not started */
+  }
+  return 0;
+}
+
+/* Raises the error of a task that died: debug.traceback(co, err) text for a
+ * string, number or nil error, the error value itself otherwise. */
+static int raise_task_error(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
+  int type = lua_type(co, -1);
+  if (type == LUA_TSTRING || type == LUA_TNUMBER) {
+    luaL_traceback(L, co, lua_tostring(co, -1), 0);
+  } else if (type == LUA_TNIL) {
+    luaL_traceback(L, co, NULL, 0);
+  } else {
+    lua_xmove(co, L, 1);
+  }
+  lua_settop(co, 0);
+  cn_task_free(L, lp, t);
+  return lua_error(L);
+}
+
+/* Steps 4.1.1 - 4.1.5 of the outline for one ready task. */
+static void resume_one(lua_State *L, cn_loop *lp, int slot) {
+  cn_task *t = lp->slots[slot];
+  lua_State *co;
+  int status, nres, top = lua_gettop(L), timed_out = t->timed_out;
+  lp->current = slot;
+  /* Clear its timer and take back its wakers before it runs. */
+  cn_unpark(L, lp, t, 0);
+  t = cn_task_get(lp, slot);
+  if (t == NULL) { lp->current = -1; return; } /* a setwaker cancelled it */
+  cn_push_record(L, lp, slot);                 /* rec */
+  lua_rawgeti(L, top + 1, R_CO);               /* rec, co */
+  co = lua_tothread(L, -1);
+  if (!is_resumable(co)) {                     /* resumed behind the loop's back */
+    lua_settop(L, top);
+    lp->current = -1;
+    cn_task_free(L, lp, t);
+    return;
+  }
+  t->state = T_RUNNING;
+  t->last_wake = (long long)time(NULL);
+  t->timed_out = 0;
+  if (timed_out) {
+    lua_pushnil(L);
+    lua_pushnil(L);
+    lua_pushliteral(L, "timeout");
+  } else {
+    lua_rawgeti(L, top + 1, R_RECVR);
+    lua_rawgeti(L, top + 1, R_SENDR);
+    lua_pushnil(L);
+  }
+  lua_pushnil(L);
+  lua_rawseti(L, top + 1, R_RECVR);
+  lua_pushnil(L);
+  lua_rawseti(L, top + 1, R_SENDR);
+  lua_xmove(L, co, 3);
+  status = lua_resume(co, L, 3);
+  t = lp->slots[slot];
+  if (status == LUA_YIELD) {
+    nres = lua_gettop(co);
+    if (nres > 3) lua_pop(co, nres - 3);
+    luaL_checkstack(L, 4, NULL);
+    lua_xmove(co, L, nres < 3 ? nres : 3);
+    lua_settop(L, top + 2 + 3);                /* rec, co, recvt, sendt, timeout */
+    lua_settop(co, 0);
+    cn_park(L, lp, slot, top + 3);
+  } else if (status == LUA_OK) {
+    lua_settop(co, 0);
+    cn_task_free(L, lp, t);
+  } else {
+    lp->current = -1;
+    raise_task_error(L, lp, t, co);
+  }
+  lp->current = -1;
+  lua_settop(L, top);
+}
+
+/* Step 9: every timer whose deadline passed wakes its task with "timeout". */
+static void run_timers(cn_loop *lp, double now) {
+  th_node *n;
+  while ((n = th_top(&lp->timers)) != NULL && n->when <= now) {
+    cn_task *t = (cn_task *)n; /* the node is the first member of the task */
+    th_remove(&lp->timers, n);
+    if (t->state == T_PARKED) {
+      t->timed_out = 1;
+      cn_make_ready(lp, t);
+    }
+  }
+}
+
+/* Step 11: every live task waits on something that cannot wake it. */
+static int stall(lua_State *L, cn_loop *lp) {
+  cn_push_ref(L, lp->r_hook);
+  if (lua_isfunction(L, -1)) lua_call(L, 0, 0);
+  else lua_pop(L, 1);
+  return luaL_error(L, "cosock tried to call socket.select with no sockets and no timeout: "
+                       "every live task waits on something that nothing can wake "
+                       "(the thread dump above shows what each one waits on)");
+}
+
+static int run_passes(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  for (;;) {
+    double timeout, now;
+    cn_event *ev;
+    int n, slot;
+    th_node *next;
+    /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
+    lp->ready = lp->ready == L_A ? L_B : L_A;
+    while ((slot = cn_list_pop(lp, lp->ready == L_A ? L_B : L_A)) >= 0)
+      resume_one(L, lp, slot);
+    /* Steps 5-7, with counts instead of a scan of every thread. */
+    if (lp->live == 0 && lp->lists[lp->ready].n == 0) break;
+    /* Step 8: interest is kept per fd; only drop what ended this pass. */
+    cn_fd_apply(lp);
+    /* Steps 9-10. */
+    now = cn_clock_now();
+    run_timers(lp, now);
+    next = th_top(&lp->timers);
+    if (lp->lists[lp->ready].n > 0) timeout = 0;
+    else if (next) timeout = next->when > now ? next->when - now : 0;
+    else timeout = -1;
+    if (timeout > ONE_YEAR) timeout = ONE_YEAR;
+    /* Step 11. */
+    if (timeout < 0 && lp->ninterest == 0) stall(L, lp);
+    /* Steps 12-15. */
+    if (timeout == 0 && lp->ninterest == 0) continue; /* nothing to poll, no wait */
+    n = cn_poller_wait(&lp->poller, timeout, &ev);
+    if (n < 0) return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
+    cn_fd_dispatch(L, lp, ev, n);
+  }
+  cn_fd_apply(lp);
+  return 0;
+}
+
+/* Puts the tasks a failed pass did not get to back at the front of the ready
+ * list, drops a task whose wait could not be made, and keeps the loop usable. */
+static void recover(lua_State *L, cn_loop *lp) {
+  unsigned char wake = lp->ready == L_A ? L_B : L_A;
+  int slot;
+  if (lp->parking >= 0) cn_rollback_park(L, lp);
+  if (lp->current >= 0) {
+    cn_task *t = cn_task_get(lp, lp->current);
+    lp->current = -1;
+    if (t) cn_task_free(L, lp, t);
+  }
+  /* Keep their order: they were ready before anything woken this pass. */
+  while ((slot = lp->lists[wake].tail) >= 0) {
+    cn_task *t = lp->slots[slot];
+    cn_list_unlink(lp, t);
+    t->list = lp->ready;
+    t->prev = -1;
+    t->next = lp->lists[lp->ready].head;
+    if (t->next >= 0) lp->slots[t->next]->prev = slot;
+    else lp->lists[lp->ready].tail = slot;
+    lp->lists[lp->ready].head = slot;
+    lp->lists[lp->ready].n++;
+  }
+  cn_fd_apply(lp);
+}
+
+int cn_run(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int status;
+  if (lp->running)
+    return luaL_error(L, "cosock.run: the loop is already running (run was called from inside a task)");
+  lua_settop(L, 0);
+  lp->running = 1;
+  lp->current = lp->parking = -1;
+  lua_pushvalue(L, LOOP_UPVALUE);
+  lua_pushcclosure(L, run_passes, 1);
+  status = lua_pcall(L, 0, 0, 0);
+  lp->running = 0;
+  if (status != LUA_OK) {
+    recover(L, lp);
+    return lua_error(L);
+  }
+  return 0;
+}

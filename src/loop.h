@@ -1,0 +1,128 @@
+/* loop: the state of the run loop and the functions its files share.
+ *
+ * The spec's globals (seeds/001) map to this state as follows:
+ *   threads            slots[] (C) + the tasks table (slot -> record, Lua)
+ *   threadnames        record[R_NAME]
+ *   threadswaitingfor  task.waits[] (C) + record[R_WAIT + i] (the objects)
+ *   readythreads       the ready list (C) + record[R_RECVR], record[R_SENDR]
+ *   socketwrappermap   fdcount[] (C) + the fdsets table (fd*2+kind -> {obj = n})
+ *   timers             the timer heap, on the monotonic clock
+ * Every Lua value the C side points to lives in a table anchored in the
+ * registry (refs below), so the collector never frees what the loop uses. */
+#ifndef COSOCK_LOOP_H
+#define COSOCK_LOOP_H
+
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "poller.h"
+#include "timer_heap.h"
+
+/* Fields of a task's record table (tasks[slot]). */
+enum { R_CO = 1, R_NAME, R_RECVR, R_SENDR, R_WAIT };
+
+enum { K_RECV = 0, K_SEND = 1 };
+
+enum task_state {
+  T_FREE = 0,   /* slot unused */
+  T_READY,      /* in a run list, will be resumed */
+  T_PARKED,     /* yielded, waiting for a waker, an fd or its timer */
+  T_RUNNING     /* being resumed (or parked) by the loop right now */
+};
+
+enum { L_NONE = 0, L_A = 1, L_B = 2 }; /* which run list a task is linked in */
+
+typedef struct cn_wait {
+  int fd;            /* polled fd, -1 when the object is not polled */
+  unsigned char kind;
+} cn_wait;
+
+typedef struct cn_task {
+  th_node timer;
+  int slot;
+  uint64_t serial;          /* unique per spawn, never reused: handle identity */
+  lua_Integer waitid;       /* unique per wait; 0 while not waiting */
+  unsigned char state;
+  unsigned char list;       /* L_NONE, L_A, L_B */
+  unsigned char timed_out;
+  unsigned char has_timeout;
+  int prev, next;           /* run list links (slot numbers, -1 ends) */
+  cn_wait *waits;
+  int nwait, capwait;
+  int nrecvt, nsendt;       /* objects in the last yield, for metadata */
+  double timeout;           /* the last yielded timeout, for metadata */
+  long long last_wake;      /* os.time() of the last resume, -1 for never */
+} cn_task;
+
+typedef struct cn_list { int head, tail, n; } cn_list;
+
+typedef struct cn_loop {
+  cn_task **slots;
+  int nslots, capslots;
+  int *freeslots;           /* stack of unused slot numbers */
+  int nfree;
+  int live;                 /* tasks spawned and not finished or cancelled */
+  cn_list lists[3];         /* [L_A], [L_B]: the ready list and the wake list */
+  unsigned char ready;      /* which of L_A/L_B is the ready list */
+  int running;              /* run() is on the C stack */
+  int current;              /* slot being resumed, -1 */
+  int parking;              /* slot being parked, -1 */
+  int nset;                 /* wakers handed out so far while parking */
+  uint64_t serials;
+  lua_Integer waitids;
+  th_heap timers;
+  cn_poller poller;
+  int *fdcount;             /* waits per fd*2+kind */
+  unsigned char *fdflag;    /* per fd: queued in dirty[] */
+  int nfd;                  /* size of fdflag (fdcount has 2*nfd) */
+  int *dirty;               /* fds whose waits dropped this pass */
+  int ndirty, capdirty;
+  int ninterest;            /* fd*2+kind entries with a non-zero count */
+  int r_tasks, r_fdsets, r_hook; /* registry references */
+} cn_loop;
+
+#define LOOP_UPVALUE lua_upvalueindex(1)
+
+/* core.c */
+cn_loop *cn_loop_get(lua_State *L);           /* the loop of upvalue 1 */
+void cn_push_ref(lua_State *L, int ref);       /* pushes registry[ref] */
+
+/* task.c */
+cn_task *cn_task_get(cn_loop *lp, int slot);   /* NULL unless slot is in use */
+/* Makes sure a slot is free (may raise); returns the slot cn_task_new takes. */
+int cn_task_reserve(lua_State *L, cn_loop *lp);
+cn_task *cn_task_new(cn_loop *lp);             /* cannot fail after reserve */
+void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t);
+void cn_list_push(cn_loop *lp, unsigned char which, cn_task *t);
+void cn_list_unlink(cn_loop *lp, cn_task *t);
+int cn_list_pop(cn_loop *lp, unsigned char which); /* slot or -1 */
+void cn_make_ready(cn_loop *lp, cn_task *t);
+void cn_push_record(lua_State *L, cn_loop *lp, int slot);
+void cn_push_label(lua_State *L, cn_loop *lp, int slot); /* task name for messages */
+const char *cn_kind_name(int kind);
+void cn_free_all(lua_State *L, cn_loop *lp);
+
+/* park.c */
+void cn_park(lua_State *L, cn_loop *lp, int slot, int args);
+int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls);
+void cn_rollback_park(lua_State *L, cn_loop *lp);
+
+/* fdset.c */
+void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj);
+void cn_fd_unregister(lua_State *L, cn_loop *lp, int fd, int kind, int obj);
+void cn_fd_apply(cn_loop *lp);
+void cn_fd_dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n);
+int cn_fd_reset(cn_loop *lp);
+
+/* loop.c */
+int cn_run(lua_State *L);
+
+/* handle.c */
+void cn_handle_push(lua_State *L, int slot, uint64_t serial, int name);
+void cn_handle_open(lua_State *L);
+
+/* metadata.c */
+int cn_get_thread_metadata(lua_State *L);
+
+#endif

@@ -1,0 +1,59 @@
+/* metadata: cosock.get_thread_metadata, one table per live thread. */
+#include "config.h"
+
+#include <lauxlib.h>
+
+#include "loop.h"
+
+/* What coroutine.status would say of co, seen from L. */
+static const char *co_status(lua_State *L, lua_State *co) {
+  lua_Debug ar;
+  if (L == co) return "running";
+  switch (lua_status(co)) {
+    case LUA_YIELD: return "suspended";
+    case LUA_OK:
+      if (lua_getstack(co, 0, &ar) > 0) return "normal";
+      return lua_gettop(co) == 0 ? "dead" : "suspended";
+    default: return "dead";
+  }
+}
+
+static void push_one(lua_State *L, cn_loop *lp, cn_task *t) {
+  lua_State *co;
+  lua_createtable(L, 0, 7);                    /* info */
+  cn_push_record(L, lp, t->slot);              /* info, rec */
+  lua_rawgeti(L, -1, R_NAME);
+  lua_setfield(L, -3, "name");
+  lua_rawgeti(L, -1, R_CO);                    /* info, rec, co */
+  co = lua_tothread(L, -1);
+  luaL_traceback(L, co, NULL, co == L ? 1 : 0);
+  lua_setfield(L, -4, "traceback");
+  lua_pushstring(L, co_status(L, co));
+  lua_setfield(L, -4, "status");
+  lua_pop(L, 2);
+  lua_pushinteger(L, t->nrecvt);
+  lua_setfield(L, -2, "recvt");
+  lua_pushinteger(L, t->nsendt);
+  lua_setfield(L, -2, "sendt");
+  if (t->has_timeout) {
+    lua_pushnumber(L, t->timeout);
+    lua_setfield(L, -2, "timeout");
+  }
+  if (t->last_wake >= 0) lua_pushinteger(L, (lua_Integer)t->last_wake);
+  else lua_pushliteral(L, "unknown");
+  lua_setfield(L, -2, "last_wake");
+}
+
+int cn_get_thread_metadata(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int slot, n = 0;
+  lua_createtable(L, lp->live, 0);
+  for (slot = 0; slot < lp->nslots; slot++) {
+    cn_task *t = cn_task_get(lp, slot);
+    if (t == NULL) continue;
+    luaL_checkstack(L, 8, NULL);
+    push_one(L, lp, t);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}

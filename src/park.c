@@ -1,0 +1,289 @@
+/* park: what happens when a task yields (recvt, sendt, timeout) and when it
+ * is taken out of that wait again; the waker functions handed to objects.
+ *
+ * A waker is a C closure with upvalues (loop, obj, slot, tag) where tag is
+ * waitid * 2 + kind. It is valid for one wait, once: it does nothing when the
+ * task has moved on (waitid differs), timed out, or the waker already ran. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include <lauxlib.h>
+
+#include "clock.h"
+#include "loop.h"
+
+#define ONE_YEAR (365.0 * 24 * 3600)
+
+static int waker(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  lua_Integer tag = lua_tointeger(L, lua_upvalueindex(4));
+  int slot = (int)lua_tointeger(L, lua_upvalueindex(3));
+  int kind = (int)(tag & 1);
+  cn_task *t = cn_task_get(lp, slot);
+  if (tag < 0) return 0;                       /* already called once */
+  lua_pushinteger(L, -1);
+  lua_replace(L, lua_upvalueindex(4));
+  if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0; /* stale */
+  /* As cosock's loop does: the waker takes itself back first. */
+  lua_pushvalue(L, lua_upvalueindex(2));       /* obj */
+  if (lua_getfield(L, -1, "setwaker") != LUA_TNIL) {
+    lua_pushvalue(L, -2);
+    lua_pushstring(L, cn_kind_name(kind));
+    lua_pushnil(L);
+    lua_call(L, 3, 0);
+  } else {
+    lua_pop(L, 1);
+  }
+  t = cn_task_get(lp, slot);                   /* the call may have changed it */
+  if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0;
+  cn_push_record(L, lp, slot);                 /* obj, rec */
+  if (lua_rawgeti(L, -1, R_RECVR + kind) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_createtable(L, 1, 0);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, R_RECVR + kind);        /* obj, rec, list */
+  }
+  lua_pushvalue(L, -3);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  if (t->state == T_PARKED) cn_make_ready(lp, t);
+  return 0;
+}
+
+/* Pushes a new waker for the object at index obj. */
+static void push_waker(lua_State *L, int slot, lua_Integer waitid, int kind, int obj) {
+  lua_pushvalue(L, LOOP_UPVALUE);
+  lua_pushvalue(L, obj);
+  lua_pushinteger(L, slot);
+  lua_pushinteger(L, waitid * 2 + kind);
+  lua_pushcclosure(L, waker, 4);
+}
+
+static void ensure_waits(lua_State *L, cn_task *t, int n) {
+  cn_wait *w;
+  int cap;
+  if (n <= t->capwait) return;
+  cap = t->capwait ? t->capwait * 2 : 4;
+  while (cap < n) cap *= 2;
+  w = realloc(t->waits, (size_t)cap * sizeof *w);
+  if (w == NULL) luaL_error(L, "cosock: out of memory");
+  t->waits = w;
+  t->capwait = cap;
+}
+
+static int bad_set(lua_State *L, cn_loop *lp, int slot, const char *what, int idx) {
+  cn_push_label(L, lp, slot);
+  return luaL_error(L, "cosock: task %s yielded an invalid %s (table or nil expected, got %s)",
+                    lua_tostring(L, -1), what, luaL_typename(L, idx));
+}
+
+/* Appends the objects of the table at idx to the task's wait. */
+static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int kind) {
+  const char *what = kind == K_RECV ? "recvt" : "sendt";
+  if (lua_isnil(L, idx)) return;
+  if (!lua_istable(L, idx)) bad_set(L, lp, t->slot, what, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {                   /* key, obj */
+    int type = lua_type(L, -1);
+    if (type != LUA_TTABLE && type != LUA_TUSERDATA) {
+      const char *tn = luaL_typename(L, -1);
+      cn_push_label(L, lp, t->slot);
+      luaL_error(L, "non-wakeable socket (task %s yielded a %s in its %s)",
+                 lua_tostring(L, -1), tn, what);
+    }
+    if (lua_getfield(L, -1, "setwaker") == LUA_TNIL) {
+      const char *tn = luaL_typename(L, -2);
+      cn_push_label(L, lp, t->slot);
+      luaL_error(L, "non-wakeable socket (task %s yielded a %s without setwaker in its %s)",
+                 lua_tostring(L, -1), tn, what);
+    }
+    lua_pop(L, 1);
+    ensure_waits(L, t, t->nwait + 1);
+    t->waits[t->nwait].fd = -1;
+    t->waits[t->nwait].kind = (unsigned char)kind;
+    t->nwait++;
+    if (kind == K_RECV) t->nrecvt++; else t->nsendt++;
+    lua_rawseti(L, rec, R_WAIT + t->nwait - 1); /* key */
+  }
+}
+
+/* Reads the polled fd of wait i (object at obj), or leaves it at -1. */
+static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
+  int top = lua_gettop(L);
+  lua_Number fdn;
+  int isnum;
+  if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return; }
+  if (lua_getfield(L, obj, "_wake") == LUA_TNIL) {
+    cn_push_label(L, lp, t->slot);
+    luaL_error(L, "non-wakeable socket (an object with inner_sock waited on by task %s has no _wake method)",
+               lua_tostring(L, -1));
+  }
+  lua_pop(L, 1);
+  if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return; }
+  lua_pushvalue(L, top + 1);
+  lua_call(L, 1, 1);                           /* inner, fd */
+  fdn = lua_tonumberx(L, -1, &isnum);
+  if (!isnum || fdn != fdn) {
+    cn_push_label(L, lp, t->slot);
+    luaL_error(L, "cosock: getfd() of an object in the %s of task %s returned %s (number expected)",
+               t->waits[i].kind == K_RECV ? "recvt" : "sendt", lua_tostring(L, -1),
+               luaL_typename(L, -2));
+  }
+  if (fdn >= 0 && fdn < 2147483647.0) {
+    cn_fd_register(L, lp, t->slot, (int)fdn, t->waits[i].kind, obj);
+    t->waits[i].fd = (int)fdn;
+  }
+  lua_settop(L, top);
+}
+
+/* True when the inner socket of the object at obj has buffered data. */
+static int is_dirty(lua_State *L, int obj) {
+  int top = lua_gettop(L), dirty = 0;
+  if (lua_getfield(L, obj, "inner_sock") != LUA_TNIL &&
+      lua_getfield(L, -1, "dirty") != LUA_TNIL) {
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 1);
+    dirty = lua_toboolean(L, -1);
+  }
+  lua_settop(L, top);
+  return dirty;
+}
+
+/* Parks task slot, whose yield left (recvt, sendt, timeout) at args.. args+2.
+ * Raises a Lua error on bad input; loop->parking lets run's recovery undo a
+ * half-made wait (cn_rollback_park). */
+void cn_park(lua_State *L, cn_loop *lp, int slot, int args) {
+  cn_task *t = cn_task_get(lp, slot);
+  int rec, i, isnum;
+  double timeout = 0;
+  lua_Integer waitid;
+  luaL_checkstack(L, 12, NULL);
+  lp->parking = slot;
+  lp->nset = 0;
+  t->nwait = t->nrecvt = t->nsendt = 0;
+  t->has_timeout = 0;
+  t->timed_out = 0;
+  if (!lua_isnil(L, args + 2)) {
+    timeout = lua_tonumberx(L, args + 2, &isnum);
+    if (!isnum || timeout != timeout) {
+      const char *why = isnum ? "NaN" : lua_pushfstring(L, "number or nil expected, got %s",
+                                                        luaL_typename(L, args + 2));
+      cn_push_label(L, lp, slot);
+      luaL_error(L, "cosock: task %s yielded an invalid timeout (%s)", lua_tostring(L, -1), why);
+    }
+    t->has_timeout = 1;
+    t->timeout = timeout;
+  }
+  cn_push_record(L, lp, slot);
+  rec = lua_gettop(L);
+  collect(L, lp, t, rec, args, K_RECV);
+  collect(L, lp, t, rec, args + 1, K_SEND);
+  waitid = t->waitid = ++lp->waitids;
+  t->state = T_PARKED;
+  for (i = 0; i < t->nwait; i++) {
+    int obj;
+    lua_rawgeti(L, rec, R_WAIT + i);
+    obj = lua_gettop(L);
+    lua_getfield(L, obj, "setwaker");          /* obj, setwaker */
+    lua_pushvalue(L, obj);
+    lua_pushstring(L, cn_kind_name(t->waits[i].kind));
+    push_waker(L, slot, waitid, t->waits[i].kind, obj);
+    lua_call(L, 3, 0);
+    lp->nset = i + 1;
+    lua_pop(L, 1);
+    if (cn_task_get(lp, slot) != t || t->waitid != waitid) {
+      lua_settop(L, rec - 1);
+      luaL_error(L, "cosock: a setwaker call ended the wait of the task it was parking");
+    }
+  }
+  for (i = 0; i < t->nwait; i++) {
+    lua_rawgeti(L, rec, R_WAIT + i);
+    find_fd(L, lp, t, i, lua_gettop(L));
+    lua_pop(L, 1);
+  }
+  if (t->has_timeout && t->state == T_PARKED) {
+    if (timeout > ONE_YEAR) timeout = ONE_YEAR;
+    th_push(&lp->timers, &t->timer, cn_clock_now() + (timeout > 0 ? timeout : 0));
+  }
+  lp->parking = -1;
+  /* Buffered data counts as readable at once, as in LuaSocket's select. */
+  for (i = 0; i < t->nwait && t->state == T_PARKED; i++) {
+    if (t->waits[i].kind != K_RECV || t->waits[i].fd < 0) continue;
+    lua_rawgeti(L, rec, R_WAIT + i);
+    if (is_dirty(L, lua_gettop(L))) {
+      lua_getfield(L, -1, "_wake");
+      lua_pushvalue(L, -2);
+      lua_pushliteral(L, "recvr");
+      lua_call(L, 2, 0);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, rec - 1);
+}
+
+/* Ends the task's wait: disarms its timer, drops its fd interest, makes its
+ * wakers stale, then calls setwaker(kind, nil) on every object it waited on.
+ * With protected_calls, errors of those calls are caught and the first one is
+ * left on the stack (returns 1); otherwise they propagate (returns 0). */
+int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls) {
+  int i, n = t->nwait, rec, failed = 0;
+  luaL_checkstack(L, 8, NULL);
+  th_remove(&lp->timers, &t->timer);
+  t->waitid = 0;
+  t->nwait = 0;
+  cn_push_record(L, lp, t->slot);
+  rec = lua_gettop(L);
+  for (i = 0; i < n; i++) {
+    if (t->waits[i].fd < 0) continue;
+    lua_rawgeti(L, rec, R_WAIT + i);
+    cn_fd_unregister(L, lp, t->waits[i].fd, t->waits[i].kind, -1);
+    lua_pop(L, 1);
+  }
+  for (i = 0; i < n; i++) {
+    int kind = t->waits[i].kind;
+    lua_rawgeti(L, rec, R_WAIT + i);           /* obj */
+    lua_pushnil(L);
+    lua_rawseti(L, rec, R_WAIT + i);
+    lua_getfield(L, -1, "setwaker");
+    lua_insert(L, -2);                         /* setwaker, obj */
+    lua_pushstring(L, cn_kind_name(kind));
+    lua_pushnil(L);
+    if (!protected_calls) {
+      lua_call(L, 3, 0);
+    } else if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+      if (!failed) { failed = 1; lua_insert(L, rec); rec++; }
+      else lua_pop(L, 1);
+    }
+  }
+  lua_remove(L, rec);
+  return failed;
+}
+
+/* After an error while parking: take back the wakers handed out so far and
+ * the fd interest, and drop the task (it cannot wait on what it asked for). */
+void cn_rollback_park(lua_State *L, cn_loop *lp) {
+  cn_task *t = cn_task_get(lp, lp->parking);
+  int i, rec;
+  lp->parking = -1;
+  if (t == NULL) return;
+  cn_push_record(L, lp, t->slot);
+  rec = lua_gettop(L);
+  for (i = 0; i < t->nwait; i++) {
+    int kind = t->waits[i].kind;
+    lua_rawgeti(L, rec, R_WAIT + i);
+    if (t->waits[i].fd >= 0) cn_fd_unregister(L, lp, t->waits[i].fd, kind, -1);
+    if (i < lp->nset) {
+      lua_getfield(L, -1, "setwaker");
+      lua_insert(L, -2);
+      lua_pushstring(L, cn_kind_name(kind));
+      lua_pushnil(L);
+      if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  lua_settop(L, rec - 1);
+  t->nwait = 0;
+  cn_task_free(L, lp, t);
+}

@@ -1,0 +1,42 @@
+/* timer_heap: a binary min-heap of deadlines with O(log n) insert and cancel.
+ *
+ * Nodes are embedded in their owners (one per task); the heap stores pointers
+ * and keeps each node's position up to date, so removing any node is O(log n).
+ * Equal deadlines come out in the order they were pushed (a sequence number
+ * breaks ties), which keeps wake order deterministic. No Lua here. */
+#ifndef COSOCK_TIMER_HEAP_H
+#define COSOCK_TIMER_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TH_NOT_QUEUED ((size_t)-1)
+
+typedef struct th_node {
+  double when;   /* deadline, seconds on the monotonic clock */
+  uint64_t seq;  /* push order, breaks ties between equal deadlines */
+  size_t pos;    /* index in the heap, TH_NOT_QUEUED when not in it */
+} th_node;
+
+typedef struct th_heap {
+  th_node **v;
+  size_t n, cap;
+  uint64_t seq;
+} th_heap;
+
+void th_init(th_heap *h);
+void th_free(th_heap *h);
+/* Makes room for cap nodes so that th_push cannot fail below that size.
+ * Returns 0, or -1 when memory is exhausted (the heap is unchanged). */
+int th_reserve(th_heap *h, size_t cap);
+/* Inserts node (which must not be queued) with deadline when.
+ * Returns 0, or -1 when memory is exhausted (nothing changed). */
+int th_push(th_heap *h, th_node *node, double when);
+/* Removes node if it is queued; a node that is not queued is left alone. */
+void th_remove(th_heap *h, th_node *node);
+/* The earliest node, or NULL when the heap is empty. */
+th_node *th_top(const th_heap *h);
+static inline int th_queued(const th_node *node) { return node->pos != TH_NOT_QUEUED; }
+static inline void th_node_init(th_node *node) { node->pos = TH_NOT_QUEUED; }
+
+#endif
