@@ -41,7 +41,10 @@ static int l_spawn(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_State *co;
   int slot;
-  luaL_checktype(L, 1, LUA_TFUNCTION);
+  /* Named here: luaL_checktype would name it after however it was reached. */
+  if (lua_type(L, 1) != LUA_TFUNCTION)
+    return luaL_error(L, "bad argument #1 to 'spawn' (function expected, got %s)",
+                      luaL_typename(L, 1));
   lua_settop(L, 2);
   /* Everything Lua must allocate comes first: an error here changes nothing. */
   co = lua_newthread(L);                       /* fn, name, co */
@@ -75,7 +78,9 @@ static int l_reset(lua_State *L) {
   return 0;
 }
 
-/* stats() -> {tasks, ready, timers, fds, backend}: for tests and benchmarks. */
+/* stats() -> {tasks, ready, timers, fds, backend}: live tasks, tasks ready for
+ * the next pass, armed timers, fds some task waits on, the poller in use. For
+ * tests (nothing left behind) and benchmarks. */
 static int l_stats(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_createtable(L, 0, 5);
@@ -85,7 +90,7 @@ static int l_stats(lua_State *L) {
   lua_setfield(L, -2, "ready");
   lua_pushinteger(L, (lua_Integer)lp->timers.n);
   lua_setfield(L, -2, "timers");
-  lua_pushinteger(L, lp->poller.nfds);
+  lua_pushinteger(L, lp->nwaitfds);
   lua_setfield(L, -2, "fds");
   lua_pushstring(L, lp->poller.backend->name);
   lua_setfield(L, -2, "backend");

@@ -79,7 +79,8 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int o
   lua_pushinteger(L, c + 1);
   lua_rawset(L, -3);
   lua_pop(L, 1);
-  if (lp->fdcount[key]++ == 0) lp->ninterest++;
+  if (lp->fdcount[fd * 2] + lp->fdcount[fd * 2 + 1] == 0) lp->nwaitfds++;
+  lp->fdcount[key]++;
 }
 
 void cn_fd_unregister(lua_State *L, cn_loop *lp, int fd, int kind, int obj) {
@@ -99,7 +100,7 @@ void cn_fd_unregister(lua_State *L, cn_loop *lp, int fd, int kind, int obj) {
   }
   lua_pop(L, 1);
   if (--lp->fdcount[key] == 0) {
-    lp->ninterest--;
+    if (lp->fdcount[fd * 2] + lp->fdcount[fd * 2 + 1] == 0) lp->nwaitfds--;
     if (!lp->fdflag[fd]) {
       if (lp->ndirty == lp->capdirty) {
         int cap = lp->capdirty ? lp->capdirty * 2 : 64;
@@ -180,6 +181,6 @@ int cn_fd_reset(cn_loop *lp) {
   lp->fdcount = NULL;
   lp->fdflag = NULL;
   lp->dirty = NULL;
-  lp->nfd = lp->ndirty = lp->capdirty = lp->ninterest = 0;
+  lp->nfd = lp->ndirty = lp->capdirty = lp->nwaitfds = 0;
   return cn_poller_init(&lp->poller, b ? b : cn_backend_default());
 }

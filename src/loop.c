@@ -79,6 +79,9 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lua_rawseti(L, top + 1, R_SENDR);
   lua_xmove(L, co, 3);
   status = lua_resume(co, L, 3);
+  /* From here on an error belongs to the yield or to an object, not to a task
+   * being resumed: recovery must not drop the task for it. */
+  lp->current = -1;
   t = lp->slots[slot];
   if (status == LUA_YIELD) {
     nres = lua_gettop(co);
@@ -92,10 +95,8 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_settop(co, 0);
     cn_task_free(L, lp, t);
   } else {
-    lp->current = -1;
     raise_task_error(L, lp, t, co);
   }
-  lp->current = -1;
   lua_settop(L, top);
 }
 
@@ -146,9 +147,9 @@ static int run_passes(lua_State *L) {
     else timeout = -1;
     if (timeout > ONE_YEAR) timeout = ONE_YEAR;
     /* Step 11. */
-    if (timeout < 0 && lp->ninterest == 0) stall(L, lp);
+    if (timeout < 0 && lp->poller.nfds == 0) stall(L, lp);
     /* Steps 12-15. */
-    if (timeout == 0 && lp->ninterest == 0) continue; /* nothing to poll, no wait */
+    if (timeout == 0 && lp->poller.nfds == 0) continue; /* nothing to poll, no wait */
     n = cn_poller_wait(&lp->poller, timeout, &ev);
     if (n < 0) return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
     cn_fd_dispatch(L, lp, ev, n);

@@ -78,7 +78,7 @@ typedef struct cn_loop {
   int nfd;                  /* size of fdflag (fdcount has 2*nfd) */
   int *dirty;               /* fds whose waits dropped this pass */
   int ndirty, capdirty;
-  int ninterest;            /* fd*2+kind entries with a non-zero count */
+  int nwaitfds;             /* fds at least one task waits on */
   int r_tasks, r_fdsets, r_hook; /* registry references */
 } cn_loop;
 
