@@ -21,7 +21,7 @@ if [ "$mode" = --valgrind ]; then
 	logs=test-valgrind.log
 else
 	make -s check -j"$(nproc 2>/dev/null || echo 2)" || status=$?
-	logs="test/*.log spec/*.log"
+	logs="test/*.log"
 fi
 echo "==== summaries ($dir) ===="
 # shellcheck disable=SC2086
@@ -37,7 +37,7 @@ cat $logs | awk -v status="$status" '
 		printf "%d passed, %d failed, %d skipped\n", p, f, pend
 	}'
 if [ "$status" -ne 0 ]; then
-	echo "test.sh: failures; logs are in $top/$dir (test/*.log, spec/*.log, test-suite.log)" >&2
+	echo "test.sh: failures; logs are in $top/$dir (test/*.log, test-suite.log)" >&2
 	# shellcheck disable=SC2086
 	tail -n 60 $logs >&2 || true
 fi
