@@ -9,6 +9,7 @@
 
 #include <lauxlib.h>
 
+#include "clock.h"
 #include "loop.h"
 
 #define LOOP_MT "cosock.loop"
@@ -27,6 +28,12 @@ static void new_tables(lua_State *L, cn_loop *lp) {
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_tasks);
   lua_newtable(L);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_fdsets);
+  lua_newtable(L);                             /* weak values: see fdset.c */
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_inner);
 }
 
 static void init_lists(cn_loop *lp) {
@@ -72,7 +79,7 @@ static int l_reset(lua_State *L) {
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
   cn_free_all(L, lp);
   init_lists(lp);
-  if (cn_fd_reset(lp) != 0)
+  if (cn_fd_reset(lp, lp->backend0) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   new_tables(L, lp);
   return 0;
@@ -115,7 +122,14 @@ static int l_set_backend(lua_State *L) {
   if (b == NULL) return luaL_argerror(L, 1, lua_pushfstring(L, "unknown poller backend '%s'", name));
   if (cn_poller_switch(&lp->poller, b) != 0)
     return luaL_error(L, "cosock: cannot switch to the %s poller: %s", name, strerror(errno));
+  lp->backend0 = b; /* reset keeps it */
   return 0;
+}
+
+/* monotime() -> seconds on the loop's monotonic clock (for call deadlines). */
+static int l_monotime(lua_State *L) {
+  lua_pushnumber(L, cn_clock_now());
+  return 1;
 }
 
 static int loop_gc(lua_State *L) {
@@ -124,6 +138,7 @@ static int loop_gc(lua_State *L) {
   cn_poller_free(&lp->poller);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_tasks);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_fdsets);
+  luaL_unref(L, LUA_REGISTRYINDEX, lp->r_inner);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_hook);
   free(lp->fdcount);
   free(lp->fdflag);
@@ -143,6 +158,7 @@ int luaopen_cosock_core(lua_State *L) {
     {"stats", l_stats},
     {"set_stall_hook", l_set_stall_hook},
     {"set_backend", l_set_backend},
+    {"monotime", l_monotime},
     {NULL, NULL}
   };
   const char *env = getenv("COSOCK_POLLER");
@@ -151,6 +167,7 @@ int luaopen_cosock_core(lua_State *L) {
   if (b == NULL) return luaL_error(L, "cosock: COSOCK_POLLER names an unknown poller '%s'", env);
   lp = lua_newuserdata(L, sizeof *lp);         /* loop */
   memset(lp, 0, sizeof *lp);
+  lp->backend0 = b;
   lp->current = lp->parking = -1;
   init_lists(lp);
   th_init(&lp->timers);
@@ -163,6 +180,8 @@ int luaopen_cosock_core(lua_State *L) {
   lp->r_tasks = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);
   lp->r_fdsets = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);
+  lp->r_inner = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);
   lp->r_hook = luaL_ref(L, LUA_REGISTRYINDEX);
   new_tables(L, lp);

@@ -47,12 +47,31 @@ static void push_set(lua_State *L, cn_loop *lp, int key, int create) {
   lua_remove(L, -2);
 }
 
-/* Adds a wait of the object at index obj on fd for kind. Raises a Lua error
- * (the caller's park rollback undoes it) if the poller refuses the fd. */
-void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj) {
+/* True when inner (a socket object) is not the one last seen on fd, and
+ * remembers it. The table holds its values weakly: a collected socket reads
+ * as "not the same". */
+static int new_file(lua_State *L, cn_loop *lp, int fd, int inner) {
+  int same;
+  cn_push_ref(L, lp->r_inner);
+  lua_rawgeti(L, -1, fd);
+  same = lua_rawequal(L, -1, inner);
+  lua_pop(L, 1);
+  if (!same) {
+    lua_pushvalue(L, inner);
+    lua_rawseti(L, -2, fd);
+  }
+  lua_pop(L, 1);
+  return !same;
+}
+
+/* Adds a wait of the object at index obj (whose socket is at index inner) on
+ * fd for kind. Raises a Lua error (the caller's park rollback undoes it) if
+ * the poller refuses the fd. */
+void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int inner) {
   int key = fd * 2 + kind, force, want;
   lua_Integer c;
   obj = lua_absindex(L, obj);
+  inner = lua_absindex(L, inner);
   if (fd >= lp->nfd) grow_fds(L, lp, fd);
   luaL_checkstack(L, 4, NULL);
   push_set(L, lp, key, 1);                 /* set */
@@ -60,9 +79,10 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int o
   lua_rawget(L, -2);                       /* set, count */
   c = lua_tointeger(L, -1);
   lua_pop(L, 1);
-  /* A new object on an fd that is already watched may sit on a different
-   * file that reuses the number of a closed one: tell the poller again. */
-  force = c == 0 && lp->fdcount[key] > 0;
+  /* Another socket on a watched fd number may be a different file that reuses
+   * the number of a closed one, which epoll dropped by itself: tell the poller
+   * again. The same socket waiting again costs nothing. */
+  force = new_file(L, lp, fd, inner);
   want = cn_poller_get(&lp->poller, fd) | (kind == K_RECV ? CN_READ : CN_WRITE);
   if (force || want != cn_poller_get(&lp->poller, fd)) {
     if (cn_poller_set(&lp->poller, fd, want, force) != 0) {
@@ -172,8 +192,7 @@ void cn_fd_dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n) {
 }
 
 /* Forgets every fd (for reset). Returns 0, or -1 if the poller cannot be made. */
-int cn_fd_reset(cn_loop *lp) {
-  const cn_backend *b = lp->poller.backend;
+int cn_fd_reset(cn_loop *lp, const cn_backend *b) {
   cn_poller_free(&lp->poller);
   free(lp->fdcount);
   free(lp->fdflag);
@@ -182,5 +201,5 @@ int cn_fd_reset(cn_loop *lp) {
   lp->fdflag = NULL;
   lp->dirty = NULL;
   lp->nfd = lp->ndirty = lp->capdirty = lp->nwaitfds = 0;
-  return cn_poller_init(&lp->poller, b ? b : cn_backend_default());
+  return cn_poller_init(&lp->poller, b);
 }

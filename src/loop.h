@@ -79,7 +79,8 @@ typedef struct cn_loop {
   int *dirty;               /* fds whose waits dropped this pass */
   int ndirty, capdirty;
   int nwaitfds;             /* fds at least one task waits on */
-  int r_tasks, r_fdsets, r_hook; /* registry references */
+  int r_tasks, r_fdsets, r_inner, r_hook; /* registry references */
+  const cn_backend *backend0; /* the backend reset goes back to */
 } cn_loop;
 
 #define LOOP_UPVALUE lua_upvalueindex(1)
@@ -109,11 +110,11 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls);
 void cn_rollback_park(lua_State *L, cn_loop *lp);
 
 /* fdset.c */
-void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj);
+void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int inner);
 void cn_fd_unregister(lua_State *L, cn_loop *lp, int fd, int kind, int obj);
 void cn_fd_apply(cn_loop *lp);
 void cn_fd_dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n);
-int cn_fd_reset(cn_loop *lp);
+int cn_fd_reset(cn_loop *lp, const cn_backend *backend);
 
 /* loop.c */
 int cn_run(lua_State *L);

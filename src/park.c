@@ -131,7 +131,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                luaL_typename(L, -2));
   }
   if (fdn >= 0 && fdn < 2147483647.0) {
-    cn_fd_register(L, lp, t->slot, (int)fdn, t->waits[i].kind, obj);
+    cn_fd_register(L, lp, t->slot, (int)fdn, t->waits[i].kind, obj, top + 1);
     t->waits[i].fd = (int)fdn;
   }
   lua_settop(L, top);
