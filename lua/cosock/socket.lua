@@ -1,0 +1,185 @@
+--- cosock.socket: LuaSocket's `socket` module, shaped the same, for code run by the
+--- cosock loop. Every call that would block yields to the loop instead:
+--- `select(recvt, sendt, timeout)` is `coroutine.yield(recvt, sendt, timeout)`, and
+--- sockets are wrappers (cosock.socket.tcp / cosock.socket.udp) that wait by yielding.
+--- try/newtry/protect are written in Lua so that a task may yield inside them.
+--- `http` is LuaSocket's socket.http run through cosock.asyncify, loaded on first use.
+
+local luasocket = require "socket"
+local tcp = require "cosock.socket.tcp"
+local udp = require "cosock.socket.udp"
+
+local yield = coroutine.yield
+local type, error, pcall, setmetatable, getmetatable, select, rawset, tostring =
+  type, error, pcall, setmetatable, getmetatable, select, rawset, tostring
+
+local m = {}
+
+---------------------------------------------------------------------------
+-- Waiting
+---------------------------------------------------------------------------
+
+--- select(recvt, sendt, timeout) -> recvr, sendr, err
+--- The loop resumes the task with the lists of ready objects (nil for a kind with
+--- none), or nil, nil, "timeout". A nil timeout waits without limit; zero or negative
+--- times out on the next pass.
+function m.select(recvt, sendt, timeout)
+  return yield(recvt, sendt, timeout)
+end
+
+--- sleep(t): give the processor to other tasks for t seconds; returns nothing.
+function m.sleep(t)
+  if type(t) ~= "number" then
+    error("bad argument #1 to 'sleep' (number expected, got " ..
+      (t == nil and "no value" or type(t)) .. ")", 2)
+  end
+  yield(nil, nil, t)
+end
+
+---------------------------------------------------------------------------
+-- Sockets
+---------------------------------------------------------------------------
+
+m.tcp = tcp -- callable method table: tcp() -> "tcp{master}" wrapper
+m.udp = udp -- callable method table: udp() -> "udp{unconnected}" wrapper
+
+local tcp_from, udp_from = tcp._from_inner, udp._from_inner
+
+local function maker(create, from)
+  if not create then return nil end
+  return function()
+    local inner, err = create()
+    if not inner then return nil, err end
+    return from(inner)
+  end
+end
+
+m.tcp4 = maker(luasocket.tcp4, tcp_from)
+m.tcp6 = maker(luasocket.tcp6, tcp_from)
+m.udp4 = maker(luasocket.udp4, udp_from)
+m.udp6 = maker(luasocket.udp6, udp_from)
+
+--- bind(host, port, backlog): tcp, bind, listen, then set reuseaddr (cosock's order).
+--- Returns a "tcp{server}" wrapper, or nil, err (the socket is closed on failure).
+function m.bind(host, port, backlog)
+  local skt, err = tcp()
+  if not skt then return nil, err end
+  local ok
+  ok, err = skt:bind(host, port)
+  if ok then ok, err = skt:listen(backlog) end
+  if ok then ok, err = skt:setoption("reuseaddr", true) end
+  if not ok then
+    skt:close()
+    return nil, err
+  end
+  return skt
+end
+
+local function connect_with(create, address, port, locaddr, locport)
+  local skt, err = create()
+  if not skt then return nil, err end
+  local ok
+  if locaddr then
+    ok, err = skt:bind(locaddr, locport or 0)
+    if not ok then
+      skt:close()
+      return nil, err
+    end
+  end
+  ok, err = skt:connect(address, port)
+  if not ok then
+    skt:close()
+    return nil, err
+  end
+  return skt
+end
+
+--- connect(address, port, locaddr, locport): a connected tcp wrapper, or nil, err.
+function m.connect(address, port, locaddr, locport)
+  return connect_with(tcp, address, port, locaddr, locport)
+end
+
+--- connect4 / connect6: the same, on an IPv4 / IPv6 socket.
+function m.connect4(address, port, locaddr, locport)
+  return connect_with(m.tcp4 or tcp, address, port, locaddr, locport)
+end
+
+function m.connect6(address, port, locaddr, locport)
+  return connect_with(m.tcp6, address, port, locaddr, locport)
+end
+
+---------------------------------------------------------------------------
+-- try / newtry / protect (in Lua: a task may yield inside them)
+---------------------------------------------------------------------------
+
+-- Errors raised by try carry this metatable; protect recognises them by it.
+local TRY_ERROR = { __tostring = function(e) return tostring(e[1]) end }
+
+--- newtry(finalizer): a try function. try(v, ...) returns all its arguments when v
+--- is not nil; when v is nil it calls the finalizer (if any) and raises a private
+--- error object holding the second argument. Only nil raises: try(false, msg)
+--- returns false, msg (as cosock 0.2.0 does).
+function m.newtry(finalizer)
+  return function(...)
+    if (...) ~= nil then return ... end
+    if finalizer then finalizer() end
+    error(setmetatable({ (select(2, ...)) }, TRY_ERROR), 0)
+  end
+end
+
+m.try = m.newtry()
+
+local function protected(ok, ...)
+  if ok then return ... end
+  local e = ...
+  if getmetatable(e) == TRY_ERROR then
+    local msg = e[1]
+    if msg == nil then return nil end
+    return nil, msg
+  end
+  error(e, 0)
+end
+
+--- protect(fn): a function that calls fn; an error raised by try becomes nil, err;
+--- any other error is raised again.
+function m.protect(fn)
+  return function(...)
+    return protected(pcall(fn, ...))
+  end
+end
+
+---------------------------------------------------------------------------
+-- LuaSocket's own (dns blocks: it is the system resolver)
+---------------------------------------------------------------------------
+
+m.gettime = luasocket.gettime
+m.dns = luasocket.dns
+m.choose = luasocket.choose
+m.sink = luasocket.sink
+m.sinkt = luasocket.sinkt
+m.skip = luasocket.skip
+m.source = luasocket.source
+m.sourcet = luasocket.sourcet
+m._VERSION = luasocket._VERSION
+m._SETSIZE = luasocket._SETSIZE
+m.BLOCKSIZE = luasocket.BLOCKSIZE
+m._DATAGRAMSIZE = luasocket._DATAGRAMSIZE
+
+---------------------------------------------------------------------------
+-- socket.http, loaded on first use (it requires cosock.asyncify, which requires
+-- this module: loading it lazily keeps the modules free of a require cycle)
+---------------------------------------------------------------------------
+
+local LAZY = { http = "cosock.socket.http" }
+
+local lazy_mt = {
+  __index = function(t, k)
+    local name = LAZY[k]
+    if name == nil then return nil end
+    local v = require(name)
+    rawset(t, k, v)
+    return v
+  end,
+}
+
+return setmetatable(m, lazy_mt)

@@ -1,0 +1,119 @@
+--- cosock.socket.udp: UDP wrappers whose blocking calls yield to the cosock loop.
+---
+--- The module is the method table shared by every udp wrapper, and is callable:
+--- `udp()` returns a new wrapper of class "udp{unconnected}" (or nil, err).
+--- receive/receivefrom wait for readability, send/sendto for writability; see
+--- cosock.socket.wrap for the timeout rule. On a timed-out wait the calls return
+--- LuaSocket's own `nil, "timeout"`. On a wrapper closed with close() they return
+--- nil, "closed" (LuaSocket's own udp object gives "" or unrelated errors there),
+--- also to a task that close() woke.
+
+local luasocket = require "socket"
+local wrap = require "cosock.socket.wrap"
+
+local setmetatable = setmetatable
+local wait = wrap.wait
+local passthrough, passthrough_class = wrap.passthrough, wrap.passthrough_class
+
+local m = {}
+local mt
+
+local function new(inner)
+  inner:settimeout(0)
+  return setmetatable({ inner_sock = inner, class = inner.class }, mt)
+end
+
+mt = wrap.methods(m, function()
+  local inner, err = luasocket.udp()
+  if not inner then return nil, err end
+  return new(inner)
+end)
+
+-- Private: wrap a LuaSocket udp object (cosock.socket's udp4/udp6). Not LuaSocket API.
+m._from_inner = new
+
+--- receive([size]): one datagram, or nil, err.
+function m:receive(size)
+  if self._closed then return nil, "closed" end
+  local inner = self.inner_sock
+  local data, err = inner:receive(size)
+  if data then return data end
+  local deadline
+  while err == "timeout" do
+    deadline = wait(self, "recvr", deadline)
+    if deadline == nil then return nil, err end
+    if self._closed then return nil, "closed" end
+    data, err = inner:receive(size)
+    if data then return data end
+  end
+  return nil, err
+end
+
+--- receivefrom([size]): datagram, ip, port; or nil, err.
+function m:receivefrom(size)
+  if self._closed then return nil, "closed" end
+  local inner = self.inner_sock
+  local data, ip, port = inner:receivefrom(size)
+  if data then return data, ip, port end
+  local deadline
+  while ip == "timeout" do
+    deadline = wait(self, "recvr", deadline)
+    if deadline == nil then return nil, ip end
+    if self._closed then return nil, "closed" end
+    data, ip, port = inner:receivefrom(size)
+    if data then return data, ip, port end
+  end
+  return nil, ip
+end
+
+--- send(datagram): on a connected socket; bytes sent, or nil, err.
+function m:send(datagram)
+  if self._closed then return nil, "closed" end
+  local inner = self.inner_sock
+  local n, err = inner:send(datagram)
+  if n then return n end
+  local deadline
+  while err == "timeout" do
+    deadline = wait(self, "sendr", deadline)
+    if deadline == nil then return nil, err end
+    if self._closed then return nil, "closed" end
+    n, err = inner:send(datagram)
+    if n then return n end
+  end
+  return nil, err
+end
+
+--- sendto(datagram, ip, port): bytes sent, or nil, err.
+function m:sendto(datagram, ip, port)
+  if self._closed then return nil, "closed" end
+  local inner = self.inner_sock
+  local n, err = inner:sendto(datagram, ip, port)
+  if n then return n end
+  local deadline
+  while err == "timeout" do
+    deadline = wait(self, "sendr", deadline)
+    if deadline == nil then return nil, err end
+    if self._closed then return nil, "closed" end
+    n, err = inner:sendto(datagram, ip, port)
+    if n then return n end
+  end
+  return nil, err
+end
+
+m.close = wrap.close
+m.settimeout = wrap.settimeout
+m.setwaker = wrap.setwaker
+m._wake = wrap._wake
+
+m.setpeername = passthrough_class("setpeername")
+m.setsockname = passthrough_class("setsockname")
+m.setfd = passthrough_class("setfd")
+m.dirty = passthrough("dirty")
+m.getfamily = passthrough("getfamily")
+m.getfd = passthrough("getfd")
+m.getoption = passthrough("getoption")
+m.setoption = passthrough("setoption")
+m.getpeername = passthrough("getpeername")
+m.getsockname = passthrough("getsockname")
+
+return m

@@ -1,0 +1,246 @@
+--- cosock.socket.wrap: the one yield-and-retry helper shared by the tcp, udp and
+--- tls wrappers.
+---
+--- A wrapper is a plain table { inner_sock = <LuaSocket/LuaSec object>, class = "...",
+--- timeout = nil|number } whose metatable's __index is its method table. The inner
+--- object is always non-blocking (settimeout(0)); a call that would block yields
+--- `{self}` to the loop in recvt or sendt, with what is left of the wrapper's timeout,
+--- then retries.
+---
+--- Timeout rule (our decision, see doc/lua-layer.md): the wrapper's timeout is an
+--- overall deadline for one call, not a limit per wait. nil or a negative value: no
+--- limit; 0: fail at once with the inner object's own failure values; > 0: the call
+--- gives up when the deadline has passed, returning the inner object's failure values
+--- ("timeout" for LuaSocket, "wantread"/"wantwrite" for LuaSec).
+---
+--- Private fields a wrapper may carry (created lazily, never per call):
+---   _recvt, _sendt          the `{self}` wait tables, reused by every wait
+---   _recvr_waker, _sendr_waker  the wakers the loop gave (waker protocol)
+---   _closed                 true after close(): a later park is woken at once
+
+local luasocket = require "socket"
+
+local yield = coroutine.yield
+local type, tonumber, error, tostring = type, tonumber, error, tostring
+
+local M = {}
+
+-- The clock used for call deadlines. LuaSocket's gettime is wall-clock; a clock
+-- step can only stretch or shorten one call's deadline, the loop's own timers are
+-- monotonic. A core that exports a monotonic `monotime` is preferred.
+local clock = luasocket.gettime
+do
+  local ok, core = pcall(require, "cosock.core")
+  if ok and type(core) == "table" and type(core.monotime) == "function" then
+    clock = core.monotime
+  end
+end
+M.clock = clock
+
+local NOLIMIT = math.huge
+
+local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
+M.WAKER_FIELD = WAKER_FIELD
+
+--- Wait until `self` is ready for `kind` ("recvr" or "sendr") or the call's deadline.
+--- `deadline` is nil on the first wait of a call (it is then computed from
+--- self.timeout) and the value returned by the previous wait afterwards.
+--- Returns the deadline to pass to the next wait, or nil when the call must fail
+--- with a timeout (deadline passed, timeout 0, or the loop resumed us with "timeout").
+local function wait(self, kind, deadline)
+  local t
+  if deadline == nil then
+    t = self.timeout
+    if t == nil or t < 0 then
+      deadline, t = NOLIMIT, nil
+    elseif t == 0 then
+      return nil
+    else
+      deadline = clock() + t
+    end
+  elseif deadline ~= NOLIMIT then
+    t = deadline - clock()
+    if t <= 0 then return nil end
+  end
+  local err, _
+  if kind == "recvr" then
+    local w = self._recvt
+    if w == nil then w = { self }; self._recvt = w end
+    _, _, err = yield(w, nil, t)
+  else
+    local w = self._sendt
+    if w == nil then w = { self }; self._sendt = w end
+    _, _, err = yield(nil, w, t)
+  end
+  if err == "timeout" then return nil end
+  return deadline
+end
+M.wait = wait
+
+--- Which wait a failed receive / send asks for, by the error the inner object gave.
+--- LuaSocket only says "timeout"; LuaSec says "wantread"/"wantwrite" (a TLS receive
+--- may need the socket writable during a renegotiation, and the other way round).
+local RECV_WAIT = { timeout = "recvr", wantread = "recvr", wantwrite = "sendr" }
+local SEND_WAIT = { timeout = "sendr", wantwrite = "sendr", wantread = "recvr" }
+M.RECV_WAIT, M.SEND_WAIT = RECV_WAIT, SEND_WAIT
+
+---------------------------------------------------------------------------
+-- Methods shared by every wrapper kind
+---------------------------------------------------------------------------
+
+--- settimeout(t [, mode]): store the timeout used when a call must wait.
+--- nil or negative: no limit; 0: fail at once; returns 1.0 like LuaSocket.
+--- The mode argument ("b"/"t") is accepted and ignored: there is one deadline per call.
+function M.settimeout(self, t)
+  if t ~= nil then
+    local n = tonumber(t)
+    if n == nil then
+      error("bad argument #1 to 'settimeout' (number expected, got " .. type(t) .. ")", 2)
+    end
+    t = n
+  end
+  self.timeout = t
+  return 1.0
+end
+
+--- setwaker(kind, fn): the waker protocol. The loop sets a waker before parking a
+--- task on this object and clears it (nil) before resuming the task. Only one task
+--- may wait per kind. A waker set on a closed wrapper is called at once, so a task
+--- that parks on it returns the inner object's "closed" instead of hanging.
+function M.setwaker(self, kind, fn)
+  local field = WAKER_FIELD[kind]
+  if field == nil then
+    error("unsupported wake kind: " .. tostring(kind), 2)
+  end
+  if fn ~= nil and self[field] ~= nil then
+    error(kind .. " waker already set, sockets can only block one thread per waker kind", 2)
+  end
+  self[field] = fn
+  if fn ~= nil and self._closed then
+    self[field] = nil
+    fn()
+  end
+end
+
+--- _wake(kind): called by the loop when the inner socket is ready; calls (and drops)
+--- the waker of that kind. Returns true when there was one.
+function M._wake(self, kind)
+  local field = WAKER_FIELD[kind]
+  local fn = field and self[field]
+  if fn == nil then return false end
+  self[field] = nil
+  fn()
+  return true
+end
+
+--- close(): close the inner object and wake any task blocked on this wrapper; that
+--- task's retry then gets the inner object's own error ("closed").
+function M.close(self)
+  local inner = self.inner_sock
+  self._closed = true
+  local a, b = inner:close()
+  local fn = self._recvr_waker
+  if fn ~= nil then self._recvr_waker = nil; fn() end
+  fn = self._sendr_waker
+  if fn ~= nil then self._sendr_waker = nil; fn() end
+  return a, b
+end
+
+---------------------------------------------------------------------------
+-- receive / send with retry (tcp and tls)
+---------------------------------------------------------------------------
+
+-- Does the pattern read until closed ("*a", or "a" as LuaSocket 3 also accepts)?
+local function reads_all(pattern)
+  return type(pattern) == "string" and (pattern == "*a" or pattern == "a")
+end
+
+-- The slow path of receive: the first try did not complete. `partial` always holds
+-- everything received so far with the prefix in front (LuaSocket returns it that
+-- way), so it is handed back as the next prefix: each byte is kept exactly once and
+-- a byte count keeps counting the prefix, like LuaSocket's receive(n, prefix).
+local function receive_slow(self, inner, pattern, err, partial)
+  local deadline, data
+  while true do
+    local kind = RECV_WAIT[err]
+    if kind == nil then
+      if err == "closed" and reads_all(pattern) and not self._closed then
+        -- "*a": the peer closing ends the data; what came is the result.
+        return partial or ""
+      end
+      return nil, err, partial
+    end
+    deadline = wait(self, kind, deadline)
+    if deadline == nil then return nil, err, partial end
+    data, err, partial = inner:receive(pattern, partial)
+    if data ~= nil then return data end
+  end
+end
+
+--- receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte count)
+--- that waits instead of failing with "timeout"/"wantread".
+function M.receive(self, pattern, prefix)
+  local inner = self.inner_sock
+  local data, err, partial = inner:receive(pattern, prefix)
+  if data ~= nil then return data end
+  return receive_slow(self, inner, pattern, err, partial)
+end
+
+-- The slow path of send: `last` is the absolute index of the last byte sent, so
+-- the retry starts right after it and the peer gets every byte once.
+local function send_slow(self, inner, data, j, err, last)
+  local deadline, done
+  while true do
+    local kind = SEND_WAIT[err]
+    if kind == nil then return nil, err, last end
+    deadline = wait(self, kind, deadline)
+    if deadline == nil then return nil, err, last end
+    done, err, last = inner:send(data, last + 1, j)
+    if done ~= nil then return done end
+  end
+end
+
+--- send(data, i, j): LuaSocket's send; a send larger than the socket buffer waits
+--- for writability and sends the rest. Returns the index of the last byte sent, or
+--- nil, err, last-byte-sent.
+function M.send(self, data, i, j)
+  local inner = self.inner_sock
+  local done, err, last = inner:send(data, i, j)
+  if done ~= nil then return done end
+  return send_slow(self, inner, data, j, err, last)
+end
+
+---------------------------------------------------------------------------
+-- Builders, run once per method name when a module loads (never per call)
+---------------------------------------------------------------------------
+
+--- A method that calls the inner object's method of the same name.
+function M.passthrough(name)
+  return function(self, ...)
+    local inner = self.inner_sock
+    return inner[name](inner, ...)
+  end
+end
+
+local function copy_class(self, inner, ok, ...)
+  if ok then self.class = inner.class end
+  return ok, ...
+end
+
+--- Like passthrough, and copies the inner object's class after a successful call
+--- (bind, listen, setpeername, ... change it).
+function M.passthrough_class(name)
+  return function(self, ...)
+    local inner = self.inner_sock
+    return copy_class(self, inner, inner[name](inner, ...))
+  end
+end
+
+--- Make `methods` a callable method table: methods(...) calls ctor(...), and build
+--- the metatable shared by every wrapper of that kind.
+function M.methods(methods, ctor)
+  setmetatable(methods, { __call = function(_, ...) return ctor(...) end })
+  return { __index = methods }
+end
+
+return M

@@ -1,0 +1,110 @@
+--- cosock.ssl: LuaSec's `ssl` for cosock sockets.
+---
+--- `wrap(tcp_wrapper, config)` wraps the cosock tcp wrapper's LuaSec-wrapped inner
+--- socket in a wrapper of class "tls{}" whose dohandshake/receive/send wait by
+--- yielding on LuaSec's "wantread"/"wantwrite". Quirk kept from cosock 0.2.0: when
+--- such a wait times out, the error returned is LuaSec's "wantread"/"wantwrite", not
+--- "timeout". The other LuaSec connection methods pass through.
+--- The module also carries LuaSec's module functions (newcontext, loadcertificate,
+--- config, _VERSION) and `https` (LuaSec's ssl.https through cosock.asyncify,
+--- loaded on first use).
+
+local luasec = require "ssl"
+local wrap = require "cosock.socket.wrap"
+
+local setmetatable, rawset, error, type = setmetatable, rawset, error, type
+local wait, RECV_WAIT, SEND_WAIT = wrap.wait, wrap.RECV_WAIT, wrap.SEND_WAIT
+local passthrough = wrap.passthrough
+
+local m = {}
+
+-- The method table of tls wrappers (LuaSec's https.lua forwards every function of
+-- getmetatable(sock).__index, so this table holds methods only).
+local tls = {}
+local tls_mt = { __index = tls }
+m._methods = tls
+
+--- wrap(tcp_wrapper, config): config is a LuaSec config table or context.
+--- Returns a "tls{}" wrapper (timeout taken from the tcp wrapper), or nil, err.
+function m.wrap(sock, config)
+  if type(sock) ~= "table" or sock.inner_sock == nil then
+    error("bad argument #1 to 'wrap' (cosock tcp wrapper expected)", 2)
+  end
+  local inner, err = luasec.wrap(sock.inner_sock, config)
+  if not inner then return nil, err end
+  inner:settimeout(0)
+  return setmetatable({ inner_sock = inner, class = "tls{}", timeout = sock.timeout }, tls_mt)
+end
+
+m.newcontext = luasec.newcontext
+m.loadcertificate = luasec.loadcertificate
+m.config = luasec.config
+m._VERSION = luasec._VERSION
+m._COPYRIGHT = luasec._COPYRIGHT
+
+--- dohandshake(): wait on wantread/wantwrite until the handshake is done.
+--- Returns true, or nil, err ("wantread"/"wantwrite" when the wait timed out).
+function tls:dohandshake()
+  local inner = self.inner_sock
+  local ok, err = inner:dohandshake()
+  if ok then return ok end
+  local deadline
+  while true do
+    local kind = RECV_WAIT[err]
+    if kind == nil then return nil, err end
+    deadline = wait(self, kind, deadline)
+    if deadline == nil then return nil, err end
+    ok, err = inner:dohandshake()
+    if ok then return ok end
+  end
+end
+
+-- OpenSSL 3 reports a peer that closed the TCP connection without a TLS
+-- close_notify as this error; for a reader it means the same as "closed" (so a
+-- "*a" read, as http uses for bodies without a length, ends with the data).
+local EOF_ERR = "unexpected eof while reading"
+
+local tls_receive = wrap.receive
+--- receive(pattern, prefix): as the tcp wrapper's, on the TLS stream.
+function tls:receive(pattern, prefix)
+  local data, err, partial = tls_receive(self, pattern, prefix)
+  if data ~= nil then return data end
+  if err == EOF_ERR then
+    if (pattern == "*a" or pattern == "a") and not self._closed then
+      return partial or ""
+    end
+    return nil, "closed", partial
+  end
+  return nil, err, partial
+end
+
+tls.send = wrap.send
+tls.close = wrap.close
+tls.settimeout = wrap.settimeout
+tls.setwaker = wrap.setwaker
+tls._wake = wrap._wake
+
+for _, name in ipairs {
+  "config", "dirty", "getalpn", "getfd", "getfinished", "getpeercertificate",
+  "getpeerchain", "getpeerverification", "getpeerfinished", "getsniname",
+  "getstats", "info", "loadcertificate", "newcontext", "setdane", "setstats",
+  "settlsa", "sni", "want", "exportkeyingmaterial",
+} do
+  tls[name] = passthrough(name)
+end
+
+--- class(): "tls{}" (shadowed by the wrapper's class field, as for tcp).
+function tls.class()
+  return "tls{}"
+end
+
+local LAZY = { https = "cosock.ssl.https" }
+return setmetatable(m, {
+  __index = function(t, k)
+    local name = LAZY[k]
+    if name == nil then return nil end
+    local v = require(name)
+    rawset(t, k, v)
+    return v
+  end,
+})

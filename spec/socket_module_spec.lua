@@ -1,0 +1,192 @@
+-- cosock.socket module functions: bind/connect, try/newtry/protect (yield-safe),
+-- select and sleep quirks, LuaSocket pass-throughs.
+
+local cosock = require "cosock"
+local luasocket = require "socket"
+local net = require "spec.support.net"
+
+local socket = cosock.socket
+local pack = net.pack
+
+describe("cosock.socket module", function()
+  before_each(function() cosock.reset() end)
+  after_each(function() net.check_clean() end)
+
+  describe("bind", function()
+    it("returns a listening tcp{server} wrapper with reuseaddr set", function()
+      local srv = assert(socket.bind("127.0.0.1", 0))
+      assert.equal("tcp{server}", srv.class)
+      assert.is_true(srv:getoption("reuseaddr"))
+      assert.is_true(rawequal(getmetatable(srv).__index, socket.tcp))
+      srv:close()
+    end)
+
+    it("returns nil, err when the address is taken", function()
+      local srv = assert(socket.bind("127.0.0.1", 0))
+      local _, port = srv:getsockname()
+      local r = pack(socket.bind("127.0.0.1", port))
+      assert.is_nil(r[1])
+      assert.equal("address already in use", r[2])
+      srv:close()
+    end)
+  end)
+
+  describe("connect", function()
+    it("connect / connect4 return a tcp{client} wrapper; locaddr/locport bind first", function()
+      local r = {}
+      cosock.spawn(function()
+        local srv, port = net.listen()
+        local c1 = assert(socket.connect("127.0.0.1", port))
+        local c2 = assert(socket.connect4("127.0.0.1", port, "127.0.0.1", 0))
+        r.c1, r.c2 = c1.class, c2.class
+        r.loc = c2:getsockname()
+        local a1, a2 = assert(srv:accept()), assert(srv:accept())
+        a1:close(); a2:close(); c1:close(); c2:close(); srv:close()
+      end, "connector")
+      net.run()
+      assert.equal("tcp{client}", r.c1)
+      assert.equal("tcp{client}", r.c2)
+      assert.equal("127.0.0.1", r.loc)
+    end)
+
+    it("returns nil, 'connection refused' for a closed port", function()
+      local r
+      cosock.spawn(function()
+        r = pack(socket.connect("127.0.0.1", net.dead_port()))
+      end, "connector")
+      net.run()
+      assert.same({ n = 2, nil, "connection refused" }, r)
+    end)
+  end)
+
+  describe("try / newtry / protect", function()
+    it("try returns its arguments unless the first is nil; false does not raise", function()
+      assert.same({ n = 3, 1, 2, 3 }, pack(socket.try(1, 2, 3)))
+      assert.same({ n = 2, false, "msg" }, pack(socket.try(false, "msg")))
+      assert.has_error(function() socket.try(nil, "boom") end)
+    end)
+
+    it("protect turns a try failure into nil, err and re-raises other errors", function()
+      local f = socket.protect(function(x)
+        socket.try(x, "failed with " .. tostring(x))
+        return "ok", x
+      end)
+      assert.same({ n = 2, "ok", 5 }, pack(f(5)))
+      assert.same({ n = 2, nil, "failed with nil" }, pack(f(nil)))
+      local g = socket.protect(function() error("real error") end)
+      local ok, err = pcall(g)
+      assert.is_false(ok)
+      assert.matches("real error", err, 1, true)
+      local tbl = {}
+      local ok2, err2 = pcall(socket.protect(function() error(tbl) end))
+      assert.is_false(ok2)
+      assert.is_true(rawequal(tbl, err2))
+    end)
+
+    it("protect(f)() returns a single nil when a try without a message failed", function()
+      local f = socket.protect(function() socket.try(nil) end)
+      assert.same({ n = 1 }, pack(f()))
+    end)
+
+    it("newtry calls its finalizer once, before raising", function()
+      local calls = 0
+      local try = socket.newtry(function() calls = calls + 1 end)
+      local f = socket.protect(function() try(1); try(nil, "x"); error("not reached") end)
+      assert.same({ n = 2, nil, "x" }, pack(f()))
+      assert.equal(1, calls)
+    end)
+
+    it("a task may yield inside protect, try and a finalizer", function()
+      local r = {}
+      cosock.spawn(function()
+        local try = socket.newtry(function()
+          socket.sleep(0) -- yields inside the finalizer
+          r.finalized = true
+        end)
+        local f = socket.protect(function()
+          socket.sleep(0.001)
+          local v = try(socket.select(nil, nil, 0)) -- nil: timeout
+          r.unreached = v
+        end)
+        r.result = pack(f())
+      end, "yielder")
+      net.run()
+      assert.is_true(r.finalized)
+      assert.is_nil(r.unreached)
+      assert.equal(1, r.result.n)
+      assert.is_nil(r.result[1])
+    end)
+  end)
+
+  describe("select and sleep", function()
+    it("select times out with exactly (nil, nil, 'timeout'); a zero or negative timeout on the next pass", function()
+      local r = {}
+      cosock.spawn(function()
+        r.small = pack(socket.select(nil, nil, 0.01))
+        r.zero = pack(socket.select(nil, nil, 0))
+        r.neg = pack(socket.select({}, {}, -1))
+      end, "selector")
+      net.run()
+      for _, k in ipairs { "small", "zero", "neg" } do
+        assert.same({ n = 3, nil, nil, "timeout" }, r[k], k)
+      end
+    end)
+
+    it("sleep returns nothing and lets other tasks run", function()
+      local order, r = {}, nil
+      cosock.spawn(function()
+        order[#order + 1] = "a1"
+        r = pack(socket.sleep(0))
+        order[#order + 1] = "a2"
+      end, "a")
+      cosock.spawn(function() order[#order + 1] = "b" end, "b")
+      net.run()
+      assert.same({ n = 0 }, r)
+      assert.same({ "a1", "b", "a2" }, order)
+    end)
+
+    it("sleep raises for a non-number", function()
+      assert.has_error(function() socket.sleep() end)
+      assert.has_error(function() socket.sleep("x") end)
+    end)
+
+    it("select outside a task raises (it yields)", function()
+      local ok, err = pcall(socket.select, nil, nil, 0)
+      assert.is_false(ok)
+      assert.matches("outside a coroutine", err, 1, true)
+    end)
+
+    it("a raw LuaSocket object in select is refused by the loop", function()
+      local raw = luasocket.tcp()
+      cosock.spawn(function() socket.select({ raw }, nil, 0.01) end, "raw")
+      local ok, err = pcall(cosock.run)
+      assert.is_false(ok)
+      assert.matches("non-wakeable socket", tostring(err), 1, true)
+      raw:close()
+    end)
+  end)
+
+  describe("pass-throughs", function()
+    it("are LuaSocket's own", function()
+      for _, k in ipairs { "gettime", "dns", "choose", "sink", "sinkt", "skip", "source",
+        "sourcet", "_VERSION", "_SETSIZE", "BLOCKSIZE" } do
+        assert.is_not_nil(socket[k], k)
+        assert.equal(luasocket[k], socket[k], k)
+      end
+      assert.equal("table", type(socket.tcp))
+      assert.equal("table", type(socket.udp))
+      assert.equal("function", type(socket.tcp6))
+      assert.equal("function", type(socket.udp6))
+      assert.equal("function", type(socket.connect6))
+    end)
+
+    it("http is LuaSocket's socket.http through asyncify, loaded on first use", function()
+      local http = socket.http
+      assert.equal("table", type(http))
+      assert.equal("function", type(http.request))
+      assert.is_true(rawequal(http, require "cosock.socket.http"))
+      assert.is_true(rawequal(http, cosock.asyncify("socket.http")))
+      assert.is_false(rawequal(http, require "socket.http"))
+    end)
+  end)
+end)

@@ -1,0 +1,160 @@
+-- cosock.ssl: LuaSec over cosock tcp wrappers. Certificates are generated at spec
+-- time into a temporary directory (spec/support/certs.lua) and removed after.
+
+local cosock = require "cosock"
+local net = require "spec.support.net"
+local certs_mod = require "spec.support.certs"
+
+local socket = cosock.socket
+local pack = net.pack
+
+describe("cosock.ssl", function()
+  local certs
+
+  setup(function() certs = certs_mod.generate() end)
+  teardown(function() certs.cleanup() end)
+
+  before_each(function() cosock.reset() end)
+  after_each(function() net.check_clean() end)
+
+  -- Inside a task: a TLS pair (client, server side), handshakes done.
+  local function tls_pair(client_cfg)
+    local c, s = net.pair()
+    local sc = assert(cosock.ssl.wrap(c, client_cfg or certs.client_config()))
+    local ss = assert(cosock.ssl.wrap(s, certs.server_config()))
+    local tx, rx = cosock.channel.new()
+    rx:settimeout(net.TIMEOUT)
+    cosock.spawn(function() tx:send(pack(ss:dohandshake())) end, "server handshake")
+    local client_hs = pack(sc:dohandshake())
+    local server_hs = rx:receive()
+    return sc, ss, client_hs, server_hs
+  end
+
+  it("wrap gives a tls{} wrapper around LuaSec's object; the module carries LuaSec's functions", function()
+    local r = {}
+    cosock.spawn(function()
+      local c, s = net.pair()
+      local w = assert(cosock.ssl.wrap(c, certs.client_config()))
+      r.class = w.class
+      r.inner = tostring(w.inner_sock)
+      r.timeout = w.timeout
+      r.tcp_fd = c:getfd()
+      r.fd = w:getfd()
+      w:close(); s:close()
+    end, "wrap")
+    net.run()
+    assert.equal("tls{}", r.class)
+    assert.matches("^SSL connection", r.inner)
+    assert.equal(net.TIMEOUT, r.timeout) -- taken from the tcp wrapper
+    assert.equal(-1, r.tcp_fd)            -- LuaSec took the fd
+    assert.is_true(r.fd >= 0)
+    local luasec = require "ssl"
+    assert.equal(luasec.newcontext, cosock.ssl.newcontext)
+    assert.equal(luasec.loadcertificate, cosock.ssl.loadcertificate)
+  end)
+
+  it("handshakes (verifying the generated CA) and moves 1 MiB each way", function()
+    local N = 1024 * 1024
+    local up, down = net.pattern(N), net.pattern(N):reverse()
+    local r = {}
+    cosock.spawn(function()
+      local sc, ss, chs, shs = tls_pair()
+      r.chs, r.shs = chs, shs
+      cosock.spawn(function()
+        r.server_got = ss:receive(N)
+        r.server_sent = pack(ss:send(down))
+        r.server_tail = pack(ss:receive("*a"))
+        ss:close()
+      end, "server")
+      r.client_sent = pack(sc:send(up))
+      r.client_got = sc:receive(N)
+      r.verified = pack(sc:getpeerverification())
+      r.cert = sc:getpeercertificate()
+      sc:close()
+    end, "client")
+    net.run()
+    assert.same({ n = 1, true }, r.chs)
+    assert.same({ n = 1, true }, r.shs)
+    assert.same({ n = 1, N }, r.client_sent)
+    assert.same({ n = 1, N }, r.server_sent)
+    assert.is_true(r.server_got == up)
+    assert.is_true(r.client_got == down)
+    assert.is_true(r.verified[1])
+    assert.is_not_nil(r.cert)
+    assert.same({ n = 1, "" }, r.server_tail) -- peer closed: "*a" gives what came
+  end)
+
+  it("lines sent one byte at a time arrive whole", function()
+    local r
+    cosock.spawn(function()
+      local sc, ss = tls_pair()
+      cosock.spawn(function() net.trickle(ss, "over tls\n") end, "trickler")
+      r = pack(sc:receive())
+      sc:close(); ss:close()
+    end, "client")
+    net.run()
+    assert.same({ n = 1, "over tls" }, r)
+  end)
+
+  it("a timed-out wait reports 'wantread' (cosock's quirk), also with timeout 0, keeping partial data", function()
+    local r = {}
+    cosock.spawn(function()
+      local sc, ss = tls_pair()
+      sc:settimeout(0)
+      r.zero = pack(sc:receive())
+      assert(ss:send("part"))
+      sc:settimeout(0.05)
+      r.small = pack(sc:receive("*l"))
+      sc:close(); ss:close()
+    end, "client")
+    net.run()
+    assert.same({ n = 3, nil, "wantread", "" }, r.zero)
+    assert.same({ n = 3, nil, "wantread", "part" }, r.small)
+  end)
+
+  it("a handshake against a peer that does not trust us fails with nil, err (not an error)", function()
+    local r
+    cosock.spawn(function()
+      local c, s = net.pair()
+      -- client without the CA: verification of the server must fail
+      local sc = assert(cosock.ssl.wrap(c, { mode = "client", protocol = "any",
+        verify = "peer", options = "all" }))
+      local ss = assert(cosock.ssl.wrap(s, certs.server_config()))
+      cosock.spawn(function() ss:dohandshake(); ss:close() end, "server")
+      r = pack(sc:dohandshake())
+      sc:close()
+    end, "client")
+    net.run()
+    assert.is_nil(r[1])
+    assert.equal("string", type(r[2]))
+    assert.matches("certificate", r[2])
+  end)
+
+  it("close from another task wakes a task blocked in receive", function()
+    local r
+    cosock.spawn(function()
+      local sc, ss = tls_pair()
+      cosock.spawn(function() socket.sleep(0.01); sc:close() end, "closer")
+      r = pack(sc:receive())
+      ss:close()
+    end, "client")
+    net.run()
+    assert.is_nil(r[1])
+    assert.equal("closed", r[2])
+  end)
+
+  it("a tls wrapper works in select", function()
+    local r
+    cosock.spawn(function()
+      local sc, ss = tls_pair()
+      cosock.spawn(function() socket.sleep(0.01); assert(ss:send("x\n")) end, "sender")
+      r = pack(socket.select({ sc }, nil, net.TIMEOUT))
+      r.line = sc:receive()
+      sc:close(); ss:close()
+    end, "client")
+    net.run()
+    assert.is_true(r[1] ~= nil and r[1][1] ~= nil and r[1][1].class == "tls{}")
+    assert.is_nil(r[3])
+    assert.equal("x", r.line)
+  end)
+end)

@@ -1,0 +1,89 @@
+-- Shared helpers for the Lua-layer specs (sockets, channels, ssl, http).
+-- Real sockets on 127.0.0.1 with ephemeral ports only; every wait has a limit.
+
+local cosock = require "cosock"
+local core = require "cosock.core"
+local luassert = require "luassert"
+
+local M = {}
+
+M.TIMEOUT = 5 -- the limit on every socket wait in the specs (a bug fails, never hangs)
+
+local completed = false
+
+--- cosock.run(), remembering whether it returned normally (for after_each).
+function M.run()
+  completed = false
+  cosock.run()
+  completed = true
+end
+
+--- For after_each: when the last M.run() completed, nothing may be left behind.
+function M.check_clean()
+  if not completed then return end
+  completed = false
+  M.assert_clean()
+end
+
+function M.assert_clean()
+  local s = core.stats()
+  luassert.equal(0, s.tasks, "tasks left after run")
+  luassert.equal(0, s.timers, "timers left after run")
+  luassert.equal(0, s.fds, "fd registrations left after run")
+end
+
+function M.stats() return core.stats() end
+
+--- A listening cosock tcp wrapper on 127.0.0.1, ephemeral port, with a timeout.
+--- Returns server, port.
+function M.listen(backlog)
+  local srv = luassert(cosock.socket.bind("127.0.0.1", 0, backlog or 64))
+  srv:settimeout(M.TIMEOUT)
+  local _, port = srv:getsockname()
+  return srv, luassert(tonumber(port))
+end
+
+--- Inside a task: a connected pair of cosock tcp wrappers (client, server side),
+--- both with the spec timeout. The listening socket is closed.
+function M.pair()
+  local srv, port = M.listen(1)
+  local c = luassert(cosock.socket.tcp())
+  c:settimeout(M.TIMEOUT)
+  luassert(c:connect("127.0.0.1", port))
+  local s = luassert(srv:accept())
+  s:settimeout(M.TIMEOUT)
+  srv:close()
+  return c, s
+end
+
+--- A port on 127.0.0.1 where nothing listens (bound, then closed).
+function M.dead_port()
+  local s = require("socket").tcp()
+  luassert(s:bind("127.0.0.1", 0))
+  local _, port = s:getsockname()
+  s:close()
+  return tonumber(port)
+end
+
+--- Send `data` one byte at a time, giving the loop a pass after each byte.
+function M.trickle(sock, data, pause)
+  for i = 1, #data do
+    luassert(sock:send(data:sub(i, i)))
+    cosock.socket.sleep(pause or 0)
+  end
+end
+
+--- A string of n bytes where every 8-byte block holds its own offset, so that a
+--- duplicated, missing or reordered chunk changes the string.
+function M.pattern(n)
+  local parts, i = {}, 0
+  while i < n do
+    parts[#parts + 1] = string.format("%07x|", i % 0x10000000)
+    i = i + 8
+  end
+  return table.concat(parts):sub(1, n)
+end
+
+function M.pack(...) return table.pack(...) end
+
+return M
