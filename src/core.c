@@ -126,6 +126,55 @@ static int l_set_backend(lua_State *L) {
   return 0;
 }
 
+/* register_native(mt): objects with this metatable are the project's own
+ * socket wrappers. The loop waits on them without the waker protocol's Lua
+ * calls (setwaker, _wake): it reads their inner_sock's fd and wakes the task
+ * itself. Such a wrapper must call closing(fd) before closing its socket. */
+static int l_register_native(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  cn_push_ref(L, lp->r_natives);
+  lua_pushvalue(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  return 0;
+}
+
+/* closing(fd): fd is about to be closed; tasks waiting on it are woken. */
+static int l_closing(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  lua_Integer fd = luaL_checkinteger(L, 1);
+  if (fd >= 0 && fd < lp->nfd) cn_fd_closing(L, lp, (int)fd);
+  return 0;
+}
+
+/* wake(obj, kind) -> boolean: obj:_wake(kind) for a native wrapper, which
+ * has no waker of the loop's to call: wakes the task the loop parked on it,
+ * once per wait. */
+static int l_wake(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  static const char *const kinds[] = {"recvr", "sendr", NULL};
+  int kind = luaL_checkoption(L, 2, NULL, kinds), key, isnum;
+  lua_Integer fd;
+  cn_task *t;
+  lua_settop(L, 2);
+  if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL || lua_getfield(L, 3, "getfd") == LUA_TNIL)
+    return lua_pushboolean(L, 0), 1;
+  lua_pushvalue(L, 3);
+  lua_call(L, 1, 1);
+  fd = lua_tointegerx(L, -1, &isnum);
+  if (!isnum || fd < 0 || fd >= lp->nfd) return lua_pushboolean(L, 0), 1;
+  key = (int)fd * 2 + kind;
+  t = lp->natslot[key] ? cn_task_get(lp, lp->natslot[key] - 1) : NULL;
+  if (t == NULL || t->waits[lp->natwait[key]].fired) return lua_pushboolean(L, 0), 1;
+  cn_push_record(L, lp, t->slot);
+  lua_rawgeti(L, -1, R_WAIT + lp->natwait[key]);
+  if (!lua_rawequal(L, -1, 1)) return lua_pushboolean(L, 0), 1; /* another wrapper */
+  cn_deliver(L, lp, t, lp->natwait[key]);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* monotime() -> seconds on the loop's monotonic clock (for call deadlines). */
 static int l_monotime(lua_State *L) {
   lua_pushnumber(L, cn_clock_now());
@@ -135,17 +184,12 @@ static int l_monotime(lua_State *L) {
 static int loop_gc(lua_State *L) {
   cn_loop *lp = luaL_checkudata(L, 1, LOOP_MT);
   cn_free_all(L, lp);
-  cn_poller_free(&lp->poller);
+  cn_fd_free(lp);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_tasks);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_fdsets);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_inner);
+  luaL_unref(L, LUA_REGISTRYINDEX, lp->r_natives);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_hook);
-  free(lp->fdcount);
-  free(lp->fdflag);
-  free(lp->dirty);
-  lp->fdcount = NULL;
-  lp->fdflag = NULL;
-  lp->dirty = NULL;
   return 0;
 }
 
@@ -159,6 +203,9 @@ int luaopen_cosock_core(lua_State *L) {
     {"set_stall_hook", l_set_stall_hook},
     {"set_backend", l_set_backend},
     {"monotime", l_monotime},
+    {"register_native", l_register_native},
+    {"closing", l_closing},
+    {"wake", l_wake},
     {NULL, NULL}
   };
   const char *env = getenv("COSOCK_POLLER");
@@ -182,6 +229,12 @@ int luaopen_cosock_core(lua_State *L) {
   lp->r_fdsets = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);
   lp->r_inner = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_newtable(L);                             /* metatable -> true, kept across resets */
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lp->r_natives = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);
   lp->r_hook = luaL_ref(L, LUA_REGISTRYINDEX);
   new_tables(L, lp);
@@ -193,5 +246,7 @@ int luaopen_cosock_core(lua_State *L) {
   luaL_setfuncs(L, funcs, 1);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
+  lua_pushlightuserdata(L, CN_INTERNAL);
+  lua_setfield(L, -2, "INTERNAL");
   return 1;
 }

@@ -1,11 +1,17 @@
 /* fdset: which objects wait on which fd, kept from pass to pass.
  *
- * Interest persists: a wait adds to fdcount[fd*2+kind] and to the Lua set
- * fdsets[fd*2+kind] = {obj = number of waits}; the poller learns about an fd
- * the moment its first wait arrives, and about the end of interest only at the
- * end of the pass (cn_fd_apply), so a task that waits on the same socket again
- * costs no system call. Work per pass grows with what is waited on and ready,
- * never with the number of parked tasks. */
+ * Interest persists: a wait adds to fdcount[fd*2+kind]; the poller learns
+ * about an fd the moment its first wait arrives, and about the end of
+ * interest only at the end of the pass (cn_fd_apply), so a task that waits on
+ * the same socket again costs no system call. Work per pass grows with what
+ * is waited on and ready, never with the number of parked tasks.
+ *
+ * Two kinds of waiters share an fd:
+ * - objects that speak the waker protocol: fdsets[fd*2+kind] = {obj = waits},
+ *   and the loop calls obj:_wake(kind) when the fd is ready;
+ * - the project's own socket wrappers (their metatable is registered as
+ *   native): at most one task per fd and kind, kept in natslot/natwait, woken
+ *   directly from C without any Lua call. */
 #include "config.h"
 
 #include <errno.h>
@@ -16,23 +22,26 @@
 
 #include "loop.h"
 
+static void *grow(lua_State *L, void *p, size_t oldn, size_t n, size_t size) {
+  char *q = realloc(p, n * size);
+  if (q == NULL) luaL_error(L, "cosock: out of memory");
+  memset(q + oldn * size, 0, (n - oldn) * size);
+  return q;
+}
+
 static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
-  int n = lp->nfd ? lp->nfd : 64;
-  int *count;
-  unsigned char *flag;
-  while (n <= fd) {
-    if (n > (1 << 28)) luaL_error(L, "cosock: descriptor %d is too large", fd);
+  size_t old = (size_t)lp->nfd, n = old ? old : 64;
+  while (n <= (size_t)fd) {
+    if (n > (1u << 28)) luaL_error(L, "cosock: descriptor %d is too large", fd);
     n *= 2;
   }
-  count = realloc(lp->fdcount, (size_t)n * 2 * sizeof *count);
-  if (count == NULL) luaL_error(L, "cosock: out of memory");
-  lp->fdcount = count;
-  memset(count + 2 * lp->nfd, 0, (size_t)(n - lp->nfd) * 2 * sizeof *count);
-  flag = realloc(lp->fdflag, (size_t)n);
-  if (flag == NULL) luaL_error(L, "cosock: out of memory");
-  lp->fdflag = flag;
-  memset(flag + lp->nfd, 0, (size_t)(n - lp->nfd));
-  lp->nfd = n;
+  /* Each array is replaced as soon as it grows, so a failure leaves the old
+   * ones valid; nfd moves only when all of them are big enough. */
+  lp->fdcount = grow(L, lp->fdcount, 2 * old, 2 * n, sizeof *lp->fdcount);
+  lp->natslot = grow(L, lp->natslot, 2 * old, 2 * n, sizeof *lp->natslot);
+  lp->natwait = grow(L, lp->natwait, 2 * old, 2 * n, sizeof *lp->natwait);
+  lp->fdflag = grow(L, lp->fdflag, old, n, sizeof *lp->fdflag);
+  lp->nfd = (int)n;
 }
 
 /* Pushes fdsets[key], creating it when create is set (else pushes nil). */
@@ -64,21 +73,19 @@ static int new_file(lua_State *L, cn_loop *lp, int fd, int inner) {
   return !same;
 }
 
-/* Adds a wait of the object at index obj (whose socket is at index inner) on
- * fd for kind. Raises a Lua error (the caller's park rollback undoes it) if
- * the poller refuses the fd. */
-void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int inner) {
+/* Adds wait i of task slot on fd for kind: the object is at index obj, its
+ * socket at index inner. Raises a Lua error, before changing anything, when
+ * the poller refuses the fd or a native wrapper already has a waiter. */
+void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj,
+                    int inner, int native) {
   int key = fd * 2 + kind, force, want;
-  lua_Integer c;
   obj = lua_absindex(L, obj);
   inner = lua_absindex(L, inner);
   if (fd >= lp->nfd) grow_fds(L, lp, fd);
   luaL_checkstack(L, 4, NULL);
-  push_set(L, lp, key, 1);                 /* set */
-  lua_pushvalue(L, obj);
-  lua_rawget(L, -2);                       /* set, count */
-  c = lua_tointeger(L, -1);
-  lua_pop(L, 1);
+  if (native && lp->natslot[key] != 0)
+    luaL_error(L, "%s waker already set, sockets can only block one thread per waker kind",
+               cn_kind_name(kind));
   /* Another socket on a watched fd number may be a different file that reuses
    * the number of a closed one, which epoll dropped by itself: tell the poller
    * again. The same socket waiting again costs nothing. */
@@ -87,7 +94,6 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int o
   if (force || want != cn_poller_get(&lp->poller, fd)) {
     if (cn_poller_set(&lp->poller, fd, want, force) != 0) {
       int err = errno;
-      lua_pop(L, 1);
       cn_push_label(L, lp, slot);
       if (err == ERANGE)
         luaL_error(L, "descriptor too large for set size (fd %d of task %s does not fit the %s poller)",
@@ -95,30 +101,46 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int o
       luaL_error(L, "cosock: cannot poll fd %d of task %s: %s", fd, lua_tostring(L, -1), strerror(err));
     }
   }
-  lua_pushvalue(L, obj);
-  lua_pushinteger(L, c + 1);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+  if (native) {
+    lp->natslot[key] = slot + 1;
+    lp->natwait[key] = i;
+  } else {
+    lua_Integer c;
+    push_set(L, lp, key, 1);               /* set */
+    lua_pushvalue(L, obj);
+    lua_rawget(L, -2);
+    c = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    lua_pushvalue(L, obj);
+    lua_pushinteger(L, c + 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
   if (lp->fdcount[fd * 2] + lp->fdcount[fd * 2 + 1] == 0) lp->nwaitfds++;
   lp->fdcount[key]++;
 }
 
-void cn_fd_unregister(lua_State *L, cn_loop *lp, int fd, int kind, int obj) {
+/* Removes a wait registered by cn_fd_register (obj: the object's index). */
+void cn_fd_unregister(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int native) {
   int key = fd * 2 + kind;
-  lua_Integer c;
   if (fd < 0 || fd >= lp->nfd || lp->fdcount[key] == 0) return;
-  obj = lua_absindex(L, obj);
-  push_set(L, lp, key, 0);                 /* set or nil */
-  if (lua_istable(L, -1)) {
-    lua_pushvalue(L, obj);
-    lua_rawget(L, -2);
-    c = lua_tointeger(L, -1) - 1;
+  if (native) {
+    if (lp->natslot[key] == slot + 1) lp->natslot[key] = 0;
+  } else {
+    lua_Integer c;
+    obj = lua_absindex(L, obj);
+    push_set(L, lp, key, 0);               /* set or nil */
+    if (lua_istable(L, -1)) {
+      lua_pushvalue(L, obj);
+      lua_rawget(L, -2);
+      c = lua_tointeger(L, -1) - 1;
+      lua_pop(L, 1);
+      lua_pushvalue(L, obj);
+      if (c > 0) lua_pushinteger(L, c); else lua_pushnil(L);
+      lua_rawset(L, -3);
+    }
     lua_pop(L, 1);
-    lua_pushvalue(L, obj);
-    if (c > 0) lua_pushinteger(L, c); else lua_pushnil(L);
-    lua_rawset(L, -3);
   }
-  lua_pop(L, 1);
   if (--lp->fdcount[key] == 0) {
     if (lp->fdcount[fd * 2] + lp->fdcount[fd * 2 + 1] == 0) lp->nwaitfds--;
     if (!lp->fdflag[fd]) {
@@ -154,7 +176,41 @@ void cn_fd_apply(cn_loop *lp) {
   lp->ndirty = 0;
 }
 
-/* Calls obj:_wake(kind) on every object waiting for a ready fd/kind. */
+/* Wakes what waits on fd for kind: the native waiter directly, then every
+ * protocol object through obj:_wake(kind). */
+static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
+  int key = fd * 2 + kind, top, nobj = 0, j;
+  int others = lp->fdcount[key];
+  if (lp->natslot[key] != 0) {
+    cn_task *t = cn_task_get(lp, lp->natslot[key] - 1);
+    others--;
+    if (t != NULL) cn_deliver(L, lp, t, lp->natwait[key]);
+  }
+  if (others <= 0) return;
+  top = lua_gettop(L);
+  push_set(L, lp, key, 0);                  /* set */
+  if (!lua_istable(L, -1)) { lua_settop(L, top); return; }
+  /* Collect first: a _wake may change the set. */
+  lua_pushnil(L);
+  while (lua_next(L, top + 1)) {            /* set, objs..., obj, count */
+    lua_pop(L, 1);
+    luaL_checkstack(L, 3, NULL);
+    lua_pushvalue(L, -1);                   /* set, objs..., obj, obj */
+    lua_insert(L, -2);
+    nobj++;
+  }
+  for (j = 0; j < nobj; j++) {
+    int o = top + 2 + j;
+    if (lua_getfield(L, o, "_wake") == LUA_TNIL)
+      luaL_error(L, "non-wakeable socket (an object polled for %s has no _wake method)",
+                 cn_kind_name(kind));
+    lua_pushvalue(L, o);
+    lua_pushstring(L, cn_kind_name(kind));
+    lua_call(L, 2, 0);
+  }
+  lua_settop(L, top);
+}
+
 void cn_fd_dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n) {
   int i, kind;
   for (i = 0; i < n; i++) {
@@ -162,44 +218,37 @@ void cn_fd_dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n) {
     if (fd < 0 || fd >= lp->nfd) continue;
     for (kind = K_RECV; kind <= K_SEND; kind++) {
       int bit = kind == K_RECV ? CN_READ : CN_WRITE;
-      int top, nobj = 0, j;
-      if (!(ev[i].events & bit) || lp->fdcount[fd * 2 + kind] == 0) continue;
-      top = lua_gettop(L);
-      push_set(L, lp, fd * 2 + kind, 0);    /* set */
-      if (!lua_istable(L, -1)) { lua_settop(L, top); continue; }
-      /* Collect first: a _wake may change the set. */
-      lua_pushnil(L);
-      while (lua_next(L, top + 1)) {        /* set, objs..., obj, count */
-        lua_pop(L, 1);
-        luaL_checkstack(L, 3, NULL);
-        lua_pushvalue(L, -1);               /* set, objs..., obj, obj */
-        lua_insert(L, -2);
-        nobj++;
-      }
-      for (j = 0; j < nobj; j++) {
-        int o = top + 2 + j;
-        if (lua_getfield(L, o, "_wake") == LUA_TNIL) {
-          luaL_error(L, "non-wakeable socket (an object polled for %s has no _wake method)",
-                     cn_kind_name(kind));
-        }
-        lua_pushvalue(L, o);
-        lua_pushstring(L, cn_kind_name(kind));
-        lua_call(L, 2, 0);
-      }
-      lua_settop(L, top);
+      if ((ev[i].events & bit) && lp->fdcount[fd * 2 + kind] > 0) wake_key(L, lp, fd, kind);
     }
   }
 }
 
-/* Forgets every fd (for reset). Returns 0, or -1 if the poller cannot be made. */
-int cn_fd_reset(cn_loop *lp, const cn_backend *b) {
+/* fd is about to be closed: wake everything that waits on it (their next call
+ * reports the close) and drop it from the poller while it is still open. */
+void cn_fd_closing(lua_State *L, cn_loop *lp, int fd) {
+  cn_event ev;
+  if (fd < 0 || fd >= lp->nfd) return;
+  ev.fd = fd;
+  ev.events = CN_READ | CN_WRITE;
+  cn_fd_dispatch(L, lp, &ev, 1);
+  cn_poller_set(&lp->poller, fd, 0, 0);
+}
+
+/* Frees the poller and every per-fd array. */
+void cn_fd_free(cn_loop *lp) {
   cn_poller_free(&lp->poller);
   free(lp->fdcount);
+  free(lp->natslot);
+  free(lp->natwait);
   free(lp->fdflag);
   free(lp->dirty);
-  lp->fdcount = NULL;
+  lp->fdcount = lp->natslot = lp->natwait = lp->dirty = NULL;
   lp->fdflag = NULL;
-  lp->dirty = NULL;
   lp->nfd = lp->ndirty = lp->capdirty = lp->nwaitfds = 0;
+}
+
+/* Forgets every fd (for reset). Returns 0, or -1 if the poller cannot be made. */
+int cn_fd_reset(cn_loop *lp, const cn_backend *b) {
+  cn_fd_free(lp);
   return cn_poller_init(&lp->poller, b);
 }

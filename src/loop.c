@@ -85,10 +85,10 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   t = lp->slots[slot];
   if (status == LUA_YIELD) {
     nres = lua_gettop(co);
-    if (nres > 3) lua_pop(co, nres - 3);
+    if (nres > 4) lua_pop(co, nres - 4);
     luaL_checkstack(L, 4, NULL);
-    lua_xmove(co, L, nres < 3 ? nres : 3);
-    lua_settop(L, top + 2 + 3);                /* rec, co, recvt, sendt, timeout */
+    lua_xmove(co, L, nres < 4 ? nres : 4);
+    lua_settop(L, top + 2 + 4);                /* rec, co, recvt, sendt, timeout, mark */
     lua_settop(co, 0);
     cn_park(L, lp, slot, top + 3);
   } else if (status == LUA_OK) {

@@ -34,8 +34,10 @@ enum task_state {
 enum { L_NONE = 0, L_A = 1, L_B = 2 }; /* which run list a task is linked in */
 
 typedef struct cn_wait {
-  int fd;            /* polled fd, -1 when the object is not polled */
-  unsigned char kind;
+  int fd;               /* polled fd, -1 when the object is not polled */
+  unsigned char kind;   /* K_RECV or K_SEND */
+  unsigned char native; /* one of the project's wrappers: no Lua protocol calls */
+  unsigned char fired;  /* delivered (native waits) */
 } cn_wait;
 
 typedef struct cn_task {
@@ -47,6 +49,7 @@ typedef struct cn_task {
   unsigned char list;       /* L_NONE, L_A, L_B */
   unsigned char timed_out;
   unsigned char has_timeout;
+  unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   int prev, next;           /* run list links (slot numbers, -1 ends) */
   cn_wait *waits;
   int nwait, capwait;
@@ -74,16 +77,25 @@ typedef struct cn_loop {
   th_heap timers;
   cn_poller poller;
   int *fdcount;             /* waits per fd*2+kind */
+  int *natslot;             /* per fd*2+kind: slot + 1 of the native waiter, 0 none */
+  int *natwait;             /* per fd*2+kind: which wait of that task */
   unsigned char *fdflag;    /* per fd: queued in dirty[] */
   int nfd;                  /* size of fdflag (fdcount has 2*nfd) */
   int *dirty;               /* fds whose waits dropped this pass */
   int ndirty, capdirty;
   int nwaitfds;             /* fds at least one task waits on */
-  int r_tasks, r_fdsets, r_inner, r_hook; /* registry references */
+  int r_tasks, r_fdsets, r_inner, r_natives, r_hook; /* registry references */
   const cn_backend *backend0; /* the backend reset goes back to */
 } cn_loop;
 
 #define LOOP_UPVALUE lua_upvalueindex(1)
+
+/* The project's wrappers yield (recvt, sendt, timeout, CN_INTERNAL) when they
+ * wait after a call failed: they ignore the ready lists (none are built) and
+ * their socket's buffer is empty (no dirty() call). A light userdata that
+ * only cosock.core.INTERNAL hands out. */
+extern const char cn_internal_mark;
+#define CN_INTERNAL ((void *)&cn_internal_mark)
 
 /* core.c */
 cn_loop *cn_loop_get(lua_State *L);           /* the loop of upvalue 1 */
@@ -108,13 +120,17 @@ void cn_free_all(lua_State *L, cn_loop *lp);
 void cn_park(lua_State *L, cn_loop *lp, int slot, int args);
 int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls);
 void cn_rollback_park(lua_State *L, cn_loop *lp);
+void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
 
 /* fdset.c */
-void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int inner);
-void cn_fd_unregister(lua_State *L, cn_loop *lp, int fd, int kind, int obj);
+void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj,
+                    int inner, int native);
+void cn_fd_unregister(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int native);
+void cn_fd_closing(lua_State *L, cn_loop *lp, int fd);
 void cn_fd_apply(cn_loop *lp);
 void cn_fd_dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n);
 int cn_fd_reset(cn_loop *lp, const cn_backend *backend);
+void cn_fd_free(cn_loop *lp);
 
 /* loop.c */
 int cn_run(lua_State *L);

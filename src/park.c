@@ -16,6 +16,41 @@
 
 #define ONE_YEAR (365.0 * 24 * 3600)
 
+const char cn_internal_mark = 0;
+
+/* Adds the object at index obj to the recvr or sendr list in the record at
+ * index rec, making the list on first use. */
+static void append(lua_State *L, int kind, int rec, int obj) {
+  if (lua_rawgeti(L, rec, R_RECVR + kind) == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_createtable(L, 1, 0);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, rec, R_RECVR + kind);
+  }
+  lua_pushvalue(L, obj);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+}
+
+/* Wait i of t is ready (a native wrapper's fd, or its socket is closed):
+ * list its object once and make the task ready, as its waker would. */
+void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i) {
+  int rec;
+  if (i >= t->nwait || t->waits[i].fired || t->timed_out || t->waitid == 0) return;
+  t->waits[i].fired = 1;
+  if (t->internal) {                           /* nobody reads the lists */
+    if (t->state == T_PARKED) cn_make_ready(lp, t);
+    return;
+  }
+  luaL_checkstack(L, 4, NULL);
+  cn_push_record(L, lp, t->slot);
+  rec = lua_gettop(L);
+  lua_rawgeti(L, rec, R_WAIT + i);
+  append(L, t->waits[i].kind, rec, rec + 1);
+  lua_settop(L, rec - 1);
+  if (t->state == T_PARKED) cn_make_ready(lp, t);
+}
+
 static int waker(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_Integer tag = lua_tointeger(L, lua_upvalueindex(4));
@@ -39,14 +74,7 @@ static int waker(lua_State *L) {
   t = cn_task_get(lp, slot);                   /* the call may have changed it */
   if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0;
   cn_push_record(L, lp, slot);                 /* obj, rec */
-  if (lua_rawgeti(L, -1, R_RECVR + kind) == LUA_TNIL) {
-    lua_pop(L, 1);
-    lua_createtable(L, 1, 0);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, R_RECVR + kind);        /* obj, rec, list */
-  }
-  lua_pushvalue(L, -3);
-  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  append(L, kind, lua_gettop(L), lua_gettop(L) - 1);
   if (t->state == T_PARKED) cn_make_ready(lp, t);
   return 0;
 }
@@ -79,50 +107,71 @@ static int bad_set(lua_State *L, cn_loop *lp, int slot, const char *what, int id
 }
 
 /* Appends the objects of the table at idx to the task's wait. */
-static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int kind) {
+static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int natives, int idx,
+                    int kind) {
   const char *what = kind == K_RECV ? "recvt" : "sendt";
   if (lua_isnil(L, idx)) return;
   if (!lua_istable(L, idx)) bad_set(L, lp, t->slot, what, idx);
   lua_pushnil(L);
   while (lua_next(L, idx)) {                   /* key, obj */
-    int type = lua_type(L, -1);
+    int type = lua_type(L, -1), native = 0;
     if (type != LUA_TTABLE && type != LUA_TUSERDATA) {
       const char *tn = luaL_typename(L, -1);
       cn_push_label(L, lp, t->slot);
       luaL_error(L, "non-wakeable socket (task %s yielded a %s in its %s)",
                  lua_tostring(L, -1), tn, what);
     }
-    if (lua_getfield(L, -1, "setwaker") == LUA_TNIL) {
-      const char *tn = luaL_typename(L, -2);
-      cn_push_label(L, lp, t->slot);
-      luaL_error(L, "non-wakeable socket (task %s yielded a %s without setwaker in its %s)",
-                 lua_tostring(L, -1), tn, what);
+    if (lua_getmetatable(L, -1)) {             /* key, obj, mt */
+      lua_rawget(L, natives);                  /* key, obj, native? */
+      native = lua_toboolean(L, -1);
+      lua_pop(L, 1);
     }
-    lua_pop(L, 1);
+    if (!native) {
+      if (lua_getfield(L, -1, "setwaker") == LUA_TNIL) {
+        const char *tn = luaL_typename(L, -2);
+        cn_push_label(L, lp, t->slot);
+        luaL_error(L, "non-wakeable socket (task %s yielded a %s without setwaker in its %s)",
+                   lua_tostring(L, -1), tn, what);
+      }
+      lua_pop(L, 1);
+    }
     ensure_waits(L, t, t->nwait + 1);
     t->waits[t->nwait].fd = -1;
     t->waits[t->nwait].kind = (unsigned char)kind;
+    t->waits[t->nwait].native = (unsigned char)native;
+    t->waits[t->nwait].fired = 0;
     t->nwait++;
     if (kind == K_RECV) t->nrecvt++; else t->nsendt++;
     lua_rawseti(L, rec, R_WAIT + t->nwait - 1); /* key */
   }
 }
 
-/* Reads the polled fd of wait i (object at obj), or leaves it at -1. */
+/* Reads the polled fd of wait i (object at obj) and registers it, or leaves
+ * it at -1. A native wrapper whose socket is closed is ready at once (as the
+ * wrapper's own setwaker would make it). */
 static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
-  int top = lua_gettop(L);
+  int top = lua_gettop(L), native = t->waits[i].native;
   lua_Number fdn;
   int isnum;
   if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return; }
-  if (lua_getfield(L, obj, "_wake") == LUA_TNIL) {
+  if (!native && lua_getfield(L, obj, "_wake") == LUA_TNIL) {
     cn_push_label(L, lp, t->slot);
     luaL_error(L, "non-wakeable socket (an object with inner_sock waited on by task %s has no _wake method)",
                lua_tostring(L, -1));
   }
-  lua_pop(L, 1);
-  if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return; }
-  lua_pushvalue(L, top + 1);
-  lua_call(L, 1, 1);                           /* inner, fd */
+  lua_settop(L, top + 1);
+  /* A native wrapper keeps the fd in _fd once known (it clears it when it
+   * closes or replaces its socket): no getfd() call per wait. */
+  if (!native || lua_getfield(L, obj, "_fd") != LUA_TNUMBER) {
+    lua_settop(L, top + 1);
+    if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return; }
+    lua_pushvalue(L, top + 1);
+    lua_call(L, 1, 1);                         /* inner, fd */
+    if (native && lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) >= 0) {
+      lua_pushvalue(L, -1);
+      lua_setfield(L, obj, "_fd");
+    }
+  }
   fdn = lua_tonumberx(L, -1, &isnum);
   if (!isnum || fdn != fdn) {
     cn_push_label(L, lp, t->slot);
@@ -131,8 +180,10 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                luaL_typename(L, -2));
   }
   if (fdn >= 0 && fdn < 2147483647.0) {
-    cn_fd_register(L, lp, t->slot, (int)fdn, t->waits[i].kind, obj, top + 1);
+    cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, top + 1, native);
     t->waits[i].fd = (int)fdn;
+  } else if (native) {
+    cn_deliver(L, lp, t, i);
   }
   lua_settop(L, top);
 }
@@ -164,6 +215,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args) {
   t->nwait = t->nrecvt = t->nsendt = 0;
   t->has_timeout = 0;
   t->timed_out = 0;
+  t->internal = lua_touserdata(L, args + 3) == CN_INTERNAL;
   if (!lua_isnil(L, args + 2)) {
     timeout = lua_tonumberx(L, args + 2, &isnum);
     if (!isnum || timeout != timeout) {
@@ -177,12 +229,15 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args) {
   }
   cn_push_record(L, lp, slot);
   rec = lua_gettop(L);
-  collect(L, lp, t, rec, args, K_RECV);
-  collect(L, lp, t, rec, args + 1, K_SEND);
+  cn_push_ref(L, lp->r_natives);
+  collect(L, lp, t, rec, rec + 1, args, K_RECV);
+  collect(L, lp, t, rec, rec + 1, args + 1, K_SEND);
+  lua_pop(L, 1);
   waitid = t->waitid = ++lp->waitids;
   t->state = T_PARKED;
   for (i = 0; i < t->nwait; i++) {
     int obj;
+    if (t->waits[i].native) { lp->nset = i + 1; continue; } /* no Lua protocol */
     lua_rawgeti(L, rec, R_WAIT + i);
     obj = lua_gettop(L);
     lua_getfield(L, obj, "setwaker");          /* obj, setwaker */
@@ -208,10 +263,14 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args) {
   }
   lp->parking = -1;
   /* Buffered data counts as readable at once, as in LuaSocket's select. */
-  for (i = 0; i < t->nwait && t->state == T_PARKED; i++) {
+  for (i = 0; i < t->nwait && t->state == T_PARKED && !t->internal; i++) {
     if (t->waits[i].kind != K_RECV || t->waits[i].fd < 0) continue;
     lua_rawgeti(L, rec, R_WAIT + i);
-    if (is_dirty(L, lua_gettop(L))) {
+    if (!is_dirty(L, lua_gettop(L))) {
+      /* nothing buffered */
+    } else if (t->waits[i].native) {
+      cn_deliver(L, lp, t, i);
+    } else {
       lua_getfield(L, -1, "_wake");
       lua_pushvalue(L, -2);
       lua_pushliteral(L, "recvr");
@@ -237,7 +296,7 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls) {
   for (i = 0; i < n; i++) {
     if (t->waits[i].fd < 0) continue;
     lua_rawgeti(L, rec, R_WAIT + i);
-    cn_fd_unregister(L, lp, t->waits[i].fd, t->waits[i].kind, -1);
+    cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, t->waits[i].kind, -1, t->waits[i].native);
     lua_pop(L, 1);
   }
   for (i = 0; i < n; i++) {
@@ -245,6 +304,7 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls) {
     lua_rawgeti(L, rec, R_WAIT + i);           /* obj */
     lua_pushnil(L);
     lua_rawseti(L, rec, R_WAIT + i);
+    if (t->waits[i].native) { lua_pop(L, 1); continue; } /* no Lua protocol */
     lua_getfield(L, -1, "setwaker");
     lua_insert(L, -2);                         /* setwaker, obj */
     lua_pushstring(L, cn_kind_name(kind));
@@ -272,8 +332,9 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
   for (i = 0; i < t->nwait; i++) {
     int kind = t->waits[i].kind;
     lua_rawgeti(L, rec, R_WAIT + i);
-    if (t->waits[i].fd >= 0) cn_fd_unregister(L, lp, t->waits[i].fd, kind, -1);
-    if (i < lp->nset) {
+    if (t->waits[i].fd >= 0)
+      cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, kind, -1, t->waits[i].native);
+    if (i < lp->nset && !t->waits[i].native) {
       lua_getfield(L, -1, "setwaker");
       lua_insert(L, -2);
       lua_pushstring(L, cn_kind_name(kind));

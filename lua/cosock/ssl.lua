@@ -21,7 +21,7 @@ local m = {}
 -- The method table of tls wrappers (LuaSec's https.lua forwards every function of
 -- getmetatable(sock).__index, so this table holds methods only).
 local tls = {}
-local tls_mt = { __index = tls }
+local tls_mt = wrap.native({ __index = tls })
 m._methods = tls
 
 --- wrap(tcp_wrapper, config): config is a LuaSec config table or context.

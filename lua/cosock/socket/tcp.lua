@@ -92,7 +92,7 @@ m._wake = wrap._wake
 
 m.bind = passthrough_class("bind")
 m.listen = passthrough_class("listen")
-m.setfd = passthrough_class("setfd")
+m.setfd = wrap.setfd
 m.shutdown = passthrough("shutdown")
 m.dirty = passthrough("dirty")
 m.getfamily = passthrough("getfamily")

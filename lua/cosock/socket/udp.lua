@@ -107,7 +107,7 @@ m._wake = wrap._wake
 
 m.setpeername = passthrough_class("setpeername")
 m.setsockname = passthrough_class("setsockname")
-m.setfd = passthrough_class("setfd")
+m.setfd = wrap.setfd
 m.dirty = passthrough("dirty")
 m.getfamily = passthrough("getfamily")
 m.getfd = passthrough("getfd")

@@ -17,6 +17,8 @@
 ---   _recvt, _sendt          the `{self}` wait tables, reused by every wait
 ---   _recvr_waker, _sendr_waker  the wakers the loop gave (waker protocol)
 ---   _closed                 true after close(): a later park is woken at once
+---   _fd                     the inner socket's fd, cached by the loop (cleared by
+---                           close and setfd)
 
 local luasocket = require "socket"
 
@@ -25,17 +27,22 @@ local type, tonumber, error, tostring = type, tonumber, error, tostring
 
 local M = {}
 
--- The clock used for call deadlines. LuaSocket's gettime is wall-clock; a clock
--- step can only stretch or shorten one call's deadline, the loop's own timers are
--- monotonic. A core that exports a monotonic `monotime` is preferred.
-local clock = luasocket.gettime
+-- The loop's C core, when it is there: its monotonic clock for call deadlines
+-- (LuaSocket's gettime follows the wall clock), and its fast path for our own
+-- wrappers (see M.methods and M.close).
+local core
 do
-  local ok, core = pcall(require, "cosock.core")
-  if ok and type(core) == "table" and type(core.monotime) == "function" then
-    clock = core.monotime
-  end
+  local ok, mod = pcall(require, "cosock.core")
+  if ok and type(mod) == "table" then core = mod end
 end
+local clock = core and core.monotime or luasocket.gettime
 M.clock = clock
+local closing = core and core.closing
+local wake_native = core and core.wake
+-- Marks a wait as the wrapper's own retry: the loop then builds no ready lists
+-- (wait ignores them) and skips the dirty() check (the failed call emptied
+-- LuaSocket's buffer). Without the core it is nil, an ordinary 4th value.
+local INTERNAL = core and core.INTERNAL
 
 local NOLIMIT = math.huge
 
@@ -66,11 +73,11 @@ local function wait(self, kind, deadline)
   if kind == "recvr" then
     local w = self._recvt
     if w == nil then w = { self }; self._recvt = w end
-    _, _, err = yield(w, nil, t)
+    _, _, err = yield(w, nil, t, INTERNAL)
   else
     local w = self._sendt
     if w == nil then w = { self }; self._sendt = w end
-    _, _, err = yield(nil, w, t)
+    _, _, err = yield(nil, w, t, INTERNAL)
   end
   if err == "timeout" then return nil end
   return deadline
@@ -127,7 +134,11 @@ end
 function M._wake(self, kind)
   local field = WAKER_FIELD[kind]
   local fn = field and self[field]
-  if fn == nil then return false end
+  if fn == nil then
+    -- The loop parks tasks on our wrappers without handing them a waker.
+    if field and wake_native then return wake_native(self, kind) end
+    return false
+  end
   self[field] = nil
   fn()
   return true
@@ -138,6 +149,13 @@ end
 function M.close(self)
   local inner = self.inner_sock
   self._closed = true
+  self._fd = nil
+  if closing then
+    -- The loop wakes the tasks it parked on this socket itself (without the
+    -- wakers below) and forgets the fd while it is still open.
+    local fd = inner:getfd()
+    if fd and fd >= 0 then closing(fd) end
+  end
   local a, b = inner:close()
   local fn = self._recvr_waker
   if fn ~= nil then self._recvr_waker = nil; fn() end
@@ -237,10 +255,26 @@ function M.passthrough_class(name)
 end
 
 --- Make `methods` a callable method table: methods(...) calls ctor(...), and build
---- the metatable shared by every wrapper of that kind.
+--- the metatable shared by every wrapper of that kind. The loop is told that
+--- objects with this metatable are ours: it then waits on them without calling
+--- setwaker/_wake (same results, no Lua calls per wait).
 function M.methods(methods, ctor)
   setmetatable(methods, { __call = function(_, ...) return ctor(...) end })
-  return { __index = methods }
+  return M.native({ __index = methods })
+end
+
+--- Tells the loop that objects with metatable mt are wrappers built on this
+--- module (wait/close/_wake/setfd below); returns mt.
+function M.native(mt)
+  if core and core.register_native then core.register_native(mt) end
+  return mt
+end
+
+--- setfd(fd): LuaSocket's setfd; forgets the fd the loop cached in _fd.
+function M.setfd(self, ...)
+  local inner = self.inner_sock
+  self._fd = nil
+  return copy_class(self, inner, inner:setfd(...))
 end
 
 return M
