@@ -199,6 +199,9 @@ end
 --- that waits instead of failing with "timeout"/"wantread".
 function M.receive(self, pattern, prefix)
   local inner = self.inner_sock
+  -- LuaSocket tests a string pattern with lua_isnumber, which runs strtod on
+  -- it every call; "*l" is also its default, so pass nil for it (same result).
+  if pattern == "*l" then pattern = nil end
   local data, err, partial = inner:receive(pattern, prefix)
   if data ~= nil then return data end
   return receive_slow(self, inner, pattern, err, partial)
