@@ -52,7 +52,7 @@ static int h_cancel(lua_State *L) {
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
   if (t->slot == lp->parking)
     return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
-  failed = cn_unpark(L, lp, t, 1);
+  failed = cn_unpark(L, lp, t, 1, 0);
   cn_task_free(L, lp, t);
   if (failed) return lua_error(L);
   return 0;

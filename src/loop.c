@@ -48,11 +48,11 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lua_State *co;
   int status, nres, top = lua_gettop(L), timed_out = t->timed_out;
   lp->current = slot;
-  /* Clear its timer and take back its wakers before it runs. */
-  cn_unpark(L, lp, t, 0);
-  t = cn_task_get(lp, slot);
-  if (t == NULL) { lp->current = -1; return; } /* a setwaker cancelled it */
   cn_push_record(L, lp, slot);                 /* rec */
+  /* Clear its timer and take back its wakers before it runs. */
+  cn_unpark(L, lp, t, 0, top + 1);
+  t = cn_task_get(lp, slot);
+  if (t == NULL) { lp->current = -1; lua_settop(L, top); return; } /* a setwaker cancelled it */
   lua_rawgeti(L, top + 1, R_CO);               /* rec, co */
   co = lua_tothread(L, -1);
   if (!is_resumable(co)) {                     /* resumed behind the loop's back */
@@ -64,19 +64,20 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   t->state = T_RUNNING;
   t->last_wake = (long long)time(NULL);
   t->timed_out = 0;
-  if (timed_out) {
+  if (timed_out) {                             /* a timed-out wait has no lists */
     lua_pushnil(L);
     lua_pushnil(L);
     lua_pushliteral(L, "timeout");
   } else {
-    lua_rawgeti(L, top + 1, R_RECVR);
-    lua_rawgeti(L, top + 1, R_SENDR);
+    int kind;
+    for (kind = K_RECV; kind <= K_SEND; kind++) {
+      if (lua_rawgeti(L, top + 1, R_RECVR + kind) != LUA_TNIL) {
+        lua_pushnil(L);
+        lua_rawseti(L, top + 1, R_RECVR + kind);
+      }
+    }
     lua_pushnil(L);
   }
-  lua_pushnil(L);
-  lua_rawseti(L, top + 1, R_RECVR);
-  lua_pushnil(L);
-  lua_rawseti(L, top + 1, R_SENDR);
   lua_xmove(L, co, 3);
   status = lua_resume(co, L, 3);
   /* From here on an error belongs to the yield or to an object, not to a task
@@ -90,7 +91,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_xmove(co, L, nres < 4 ? nres : 4);
     lua_settop(L, top + 2 + 4);                /* rec, co, recvt, sendt, timeout, mark */
     lua_settop(co, 0);
-    cn_park(L, lp, slot, top + 3);
+    cn_park(L, lp, slot, top + 3, top + 1);
   } else if (status == LUA_OK) {
     lua_settop(co, 0);
     cn_task_free(L, lp, t);

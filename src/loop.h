@@ -117,8 +117,9 @@ const char *cn_kind_name(int kind);
 void cn_free_all(lua_State *L, cn_loop *lp);
 
 /* park.c */
-void cn_park(lua_State *L, cn_loop *lp, int slot, int args);
-int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls);
+/* rec: index of the task's record on the stack (cn_unpark: 0 to look it up). */
+void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec);
+int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int rec);
 void cn_rollback_park(lua_State *L, cn_loop *lp);
 void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
 

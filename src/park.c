@@ -204,9 +204,9 @@ static int is_dirty(lua_State *L, int obj) {
 /* Parks task slot, whose yield left (recvt, sendt, timeout) at args.. args+2.
  * Raises a Lua error on bad input; loop->parking lets run's recovery undo a
  * half-made wait (cn_rollback_park). */
-void cn_park(lua_State *L, cn_loop *lp, int slot, int args) {
+void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
   cn_task *t = cn_task_get(lp, slot);
-  int rec, i, isnum;
+  int i, isnum, top = lua_gettop(L);
   double timeout = 0;
   lua_Integer waitid;
   luaL_checkstack(L, 12, NULL);
@@ -227,11 +227,9 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args) {
     t->has_timeout = 1;
     t->timeout = timeout;
   }
-  cn_push_record(L, lp, slot);
-  rec = lua_gettop(L);
   cn_push_ref(L, lp->r_natives);
-  collect(L, lp, t, rec, rec + 1, args, K_RECV);
-  collect(L, lp, t, rec, rec + 1, args + 1, K_SEND);
+  collect(L, lp, t, rec, top + 1, args, K_RECV);
+  collect(L, lp, t, rec, top + 1, args + 1, K_SEND);
   lua_pop(L, 1);
   waitid = t->waitid = ++lp->waitids;
   t->state = T_PARKED;
@@ -248,7 +246,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args) {
     lp->nset = i + 1;
     lua_pop(L, 1);
     if (cn_task_get(lp, slot) != t || t->waitid != waitid) {
-      lua_settop(L, rec - 1);
+      lua_settop(L, top);
       luaL_error(L, "cosock: a setwaker call ended the wait of the task it was parking");
     }
   }
@@ -278,21 +276,24 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args) {
     }
     lua_pop(L, 1);
   }
-  lua_settop(L, rec - 1);
+  lua_settop(L, top);
 }
 
 /* Ends the task's wait: disarms its timer, drops its fd interest, makes its
  * wakers stale, then calls setwaker(kind, nil) on every object it waited on.
  * With protected_calls, errors of those calls are caught and the first one is
  * left on the stack (returns 1); otherwise they propagate (returns 0). */
-int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls) {
-  int i, n = t->nwait, rec, failed = 0;
+int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int rec) {
+  int i, n = t->nwait, failed = 0, top = lua_gettop(L);
   luaL_checkstack(L, 8, NULL);
   th_remove(&lp->timers, &t->timer);
   t->waitid = 0;
   t->nwait = 0;
-  cn_push_record(L, lp, t->slot);
-  rec = lua_gettop(L);
+  if (n == 0) return 0;
+  if (rec == 0) {
+    cn_push_record(L, lp, t->slot);
+    rec = lua_gettop(L);
+  }
   for (i = 0; i < n; i++) {
     if (t->waits[i].fd < 0) continue;
     lua_rawgeti(L, rec, R_WAIT + i);
@@ -312,12 +313,18 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls) {
     if (!protected_calls) {
       lua_call(L, 3, 0);
     } else if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
-      if (!failed) { failed = 1; lua_insert(L, rec); rec++; }
+      if (!failed) failed = lua_gettop(L); /* keep the first error */
       else lua_pop(L, 1);
     }
   }
-  lua_remove(L, rec);
-  return failed;
+  if (failed) {
+    lua_pushvalue(L, failed);
+    lua_replace(L, top + 1);                   /* the error, where the caller finds it */
+    lua_settop(L, top + 1);
+    return 1;
+  }
+  lua_settop(L, top);
+  return 0;
 }
 
 /* After an error while parking: take back the wakers handed out so far and

@@ -1,0 +1,401 @@
+-- Conformance: thread handles returned by cosock.spawn (name, tostring,
+-- is_alive, cancel).
+
+local cosock = require "cosock"
+local L = require "spec.support.loop"
+
+describe("thread handles", function()
+  before_each(function()
+    cosock.reset()
+  end)
+
+  describe("name and tostring", function()
+    it("handle.name is the name given to spawn", function()
+      local t = {}
+      local hs = cosock.spawn(function() end, "named")
+      local hn = cosock.spawn(function() end, 1)
+      local ht = cosock.spawn(function() end, t)
+      local hnil = cosock.spawn(function() end)
+      assert.equal("named", hs.name)
+      assert.equal(1, hn.name)
+      assert.is_true(rawequal(t, ht.name))
+      assert.is_nil(hnil.name)
+      cosock.run()
+      L.assert_clean()
+    end)
+
+    it("a string name is used as is", function()
+      local h = cosock.spawn(function() end, "my task")
+      assert.equal("my task", tostring(h))
+      cosock.run()
+      assert.equal("my task", tostring(h))
+      L.assert_clean()
+    end)
+
+    it("a non-string name goes through tostring", function()
+      local t = setmetatable({}, { __tostring = function() return "custom-name" end })
+      local plain = {}
+      local h1 = cosock.spawn(function() end, 1)
+      local h2 = cosock.spawn(function() end, 2.5)
+      local h3 = cosock.spawn(function() end, t)
+      local h4 = cosock.spawn(function() end, plain)
+      local h5 = cosock.spawn(function() end, true)
+      assert.equal("1", tostring(h1))
+      assert.equal(tostring(2.5), tostring(h2))
+      assert.equal("custom-name", tostring(h3))
+      assert.equal(tostring(plain), tostring(h4))
+      assert.equal("true", tostring(h5))
+      h1:cancel()
+      assert.equal("1", tostring(h1))
+      cosock.run()
+      L.assert_clean()
+    end)
+
+    it("a nil name: 'thread:...' while alive, 'dead-thread' after cancel", function()
+      local seen_parked
+      local a = L.obj("a")
+      local h = cosock.spawn(function() L.yield({ a }) end)
+      assert.is_true(L.starts(tostring(h), "thread:"), tostring(h))
+      cosock.spawn(function()
+        L.wait_until(function() return a:has_waker() end, "park")
+        seen_parked = tostring(h)
+        h:cancel()
+      end, "canceller")
+      cosock.run()
+      assert.is_true(L.starts(seen_parked, "thread:"), seen_parked)
+      assert.equal("dead-thread", tostring(h))
+      L.assert_clean()
+    end)
+
+    it("a nil name: 'dead-thread' after the task finished", function()
+      local h = cosock.spawn(function() L.pass() end)
+      assert.is_true(L.starts(tostring(h), "thread:"))
+      cosock.run()
+      assert.equal("dead-thread", tostring(h))
+      L.assert_clean()
+    end)
+
+    it("a nil name: 'dead-thread' after cancel from outside run", function()
+      local h = cosock.spawn(function() end)
+      h:cancel()
+      assert.equal("dead-thread", tostring(h))
+      cosock.run()
+      L.assert_clean()
+    end)
+  end)
+
+  describe("is_alive", function()
+    it("is true before the first run, while parked and while running; false after finishing", function()
+      local a = L.obj("a")
+      local h
+      local while_running, while_parked
+      h = cosock.spawn(function()
+        while_running = h:is_alive()
+        L.yield({ a }, nil, 5)
+      end, "t")
+      assert.is_true(h:is_alive())
+      cosock.spawn(function()
+        L.wait_until(function() return a:has_waker() end, "park")
+        while_parked = h:is_alive()
+        a:fire()
+      end)
+      cosock.run()
+      assert.is_true(while_running)
+      assert.is_true(while_parked)
+      assert.is_false(h:is_alive())
+      L.assert_clean()
+    end)
+
+    it("is false after cancel", function()
+      local h = cosock.spawn(function() end)
+      h:cancel()
+      assert.is_false(h:is_alive())
+      cosock.run()
+      assert.is_false(h:is_alive())
+      L.assert_clean()
+    end)
+
+    it("is false after the task raised, and an unnamed handle reads 'dead-thread'", function()
+      local h = cosock.spawn(function() error("x", 0) end)
+      assert.is_false(pcall(cosock.run))
+      assert.is_false(h:is_alive())
+      assert.equal("dead-thread", tostring(h))
+      assert.has_no.errors(function() h:cancel() end)
+    end)
+
+    it("is false after cosock.reset()", function()
+      local h = cosock.spawn(function() end)
+      cosock.reset()
+      assert.is_false(h:is_alive())
+      cosock.run()
+      L.assert_clean()
+    end)
+  end)
+
+  describe("cancel", function()
+    it("a task cancelled before it ever ran never runs", function()
+      local ran = false
+      local h = cosock.spawn(function() ran = true end)
+      h:cancel()
+      assert.equal(0, L.stats().tasks)
+      cosock.run()
+      assert.is_false(ran)
+      L.assert_clean()
+    end)
+
+    it("run returns when only cancelled tasks remained", function()
+      local a = L.obj("a")
+      local resumed = false
+      local h = cosock.spawn(function()
+        L.yield({ a }) -- no timeout, nothing will wake it
+        resumed = true
+      end, "forever")
+      cosock.spawn(function()
+        L.wait_until(function() return a:has_waker() end, "park")
+        h:cancel()
+      end, "canceller")
+      cosock.run()
+      assert.is_false(resumed)
+      L.assert_clean()
+    end)
+
+    it("cancelling twice is a no-op", function()
+      local h = cosock.spawn(function() end, "twice")
+      h:cancel()
+      assert.has_no.errors(function() h:cancel() end)
+      assert.is_false(h:is_alive())
+      local h2 = cosock.spawn(function() L.pass() end, "after")
+      cosock.run()
+      assert.has_no.errors(function() h2:cancel() end)
+      assert.has_no.errors(function() h2:cancel() end)
+      L.assert_clean()
+    end)
+
+    it("cancelling a finished task is a no-op", function()
+      local h = cosock.spawn(function() end)
+      cosock.run()
+      assert.has_no.errors(function() h:cancel() end)
+      assert.is_false(h:is_alive())
+      L.assert_clean()
+    end)
+
+    it("a task cancelling itself raises 'Attempt to cancel a spawned task from itself'", function()
+      local h
+      local ok, err, alive_after, finished
+      h = cosock.spawn(function()
+        ok, err = pcall(h.cancel, h)
+        alive_after = h:is_alive()
+        L.pass()
+        finished = true
+      end, "self")
+      cosock.run()
+      assert.is_false(ok)
+      assert.is_true(L.has(tostring(err), "Attempt to cancel a spawned task from itself"), tostring(err))
+      assert.is_true(alive_after)
+      assert.is_true(finished)
+      L.assert_clean()
+    end)
+
+    it("an unprotected self-cancel comes out of run with a traceback", function()
+      local h
+      h = cosock.spawn(function() h:cancel() end, "self")
+      local ok, err = pcall(cosock.run)
+      assert.is_false(ok)
+      assert.is_true(L.has(err, "Attempt to cancel a spawned task from itself"), tostring(err))
+      assert.is_true(L.has(err, "stack traceback:"), tostring(err))
+    end)
+
+    it("a task that is ready in the same pass is not resumed once cancelled", function()
+      local a = L.obj("a")
+      local resumed = false
+      local h = cosock.spawn(function()
+        L.yield({ a })
+        resumed = true
+      end, "victim")
+      cosock.spawn(function()
+        L.wait_until(function() return a:has_waker() end, "park")
+        a:fire() -- victim is now ready
+        h:cancel()
+      end, "killer")
+      cosock.run()
+      assert.is_false(resumed)
+      assert.is_false(h:is_alive())
+      L.assert_clean()
+    end)
+
+    it("a task that is ready by timeout is not resumed once cancelled", function()
+      -- victim re-arms a zero timeout every pass, so when killer runs victim is
+      -- either already in this pass's ready set or parked with an expiring
+      -- timer; after cancel it must not take another step.
+      local steps = 0
+      local at_cancel
+      local h = cosock.spawn(function()
+        while true do
+          L.yield(nil, nil, 0)
+          steps = steps + 1
+        end
+      end, "victim")
+      cosock.spawn(function()
+        L.passes(3)
+        at_cancel = steps
+        h:cancel()
+        L.passes(3)
+      end, "killer")
+      cosock.run()
+      assert.equal(at_cancel, steps)
+      assert.is_false(h:is_alive())
+      L.assert_clean()
+    end)
+
+    it("a task spawned and cancelled in the same pass never runs", function()
+      local ran = false
+      cosock.spawn(function()
+        local h = cosock.spawn(function() ran = true end, "child")
+        h:cancel()
+      end, "parent")
+      cosock.run()
+      assert.is_false(ran)
+      L.assert_clean()
+    end)
+
+    it("cancel calls setwaker(kind, nil) on every object the task waited on", function()
+      local a, b, c = L.obj("a"), L.obj("b"), L.obj("c")
+      local h = cosock.spawn(function() L.yield({ a, b }, { c }, 1000) end, "victim")
+      local traces
+      cosock.spawn(function()
+        L.wait_until(function() return c:has_waker("sendr") end, "park")
+        h:cancel()
+        traces = { a:trace(), b:trace(), c:trace() }
+      end, "killer")
+      cosock.run()
+      assert.same({
+        "recvr:function,recvr:nil",
+        "recvr:function,recvr:nil",
+        "sendr:function,sendr:nil",
+      }, traces)
+      L.assert_clean()
+    end)
+
+    it("cancel from outside run clears wakers and drops the timer", function()
+      local a = L.obj("a")
+      local h = cosock.spawn(function() L.yield({ a }, nil, 1000) end, "victim")
+      cosock.spawn(function()
+        L.wait_until(function() return a:has_waker() end, "park")
+        error("stop", 0)
+      end, "stopper")
+      assert.is_false(pcall(cosock.run))
+      assert.equal(1, L.stats().timers)
+      h:cancel()
+      assert.equal("recvr:function,recvr:nil", a:trace())
+      assert.equal(0, L.stats().timers)
+      cosock.run()
+      L.assert_clean()
+    end)
+
+    it("a cancelled task's coroutine is not resumed by a later run", function()
+      local steps = 0
+      local h = cosock.spawn(function()
+        while true do
+          steps = steps + 1
+          L.pass()
+        end
+      end, "looper")
+      cosock.spawn(function()
+        L.passes(3)
+        h:cancel()
+      end, "killer")
+      cosock.run()
+      local at_cancel = steps
+      cosock.run()
+      assert.equal(at_cancel, steps)
+      L.assert_clean()
+    end)
+  end)
+end)
+
+describe("thread handles across task slots and resets", function()
+  before_each(function()
+    cosock.reset()
+  end)
+
+  it("a finished task's handle does not control a later task", function()
+    local old = cosock.spawn(function() end, "old")
+    cosock.run()
+    local ran = {}
+    local news = {}
+    for i = 1, 5 do
+      news[i] = cosock.spawn(function() L.pass(); ran[i] = true end, "new" .. i)
+    end
+    old:cancel()
+    assert.is_false(old:is_alive())
+    assert.equal("old", tostring(old))
+    assert.equal("old", old.name)
+    for i = 1, 5 do assert.is_true(news[i]:is_alive()) end
+    cosock.run()
+    for i = 1, 5 do assert.is_true(ran[i], "task " .. i) end
+    L.assert_clean()
+  end)
+
+  it("an unnamed finished task's handle stays 'dead-thread' after its slot is reused", function()
+    local old = cosock.spawn(function() end)
+    cosock.run()
+    local new = cosock.spawn(function() end)
+    assert.equal("dead-thread", tostring(old))
+    assert.is_false(old:is_alive())
+    assert.is_true(new:is_alive())
+    cosock.run()
+    L.assert_clean()
+  end)
+
+  it("a handle from before reset does not control tasks spawned after it", function()
+    local old = cosock.spawn(function() error("must not run") end, "old")
+    cosock.reset()
+    local ran = false
+    local new = cosock.spawn(function() ran = true end, "new")
+    assert.is_false(old:is_alive())
+    assert.has_no.errors(function() old:cancel() end)
+    assert.is_true(new:is_alive())
+    cosock.run()
+    assert.is_true(ran)
+    L.assert_clean()
+  end)
+
+  it("a cancelled task's handle does not control the task that takes its slot", function()
+    local a = L.obj("a")
+    local victim = cosock.spawn(function() L.yield({ a }) end, "victim")
+    local r
+    cosock.spawn(function()
+      L.wait_until(function() return a:has_waker() end, "park")
+      victim:cancel()
+      local b = L.obj("b")
+      cosock.spawn(function() r = table.pack(L.yield({ b }, nil, 5)) end, "successor")
+      L.wait_until(function() return b:has_waker() end, "successor park")
+      victim:cancel() -- must be a no-op
+      b:fire()
+    end, "killer")
+    cosock.run()
+    assert.is_not_nil(r)
+    assert.equal(1, #r[1])
+    L.assert_clean()
+  end)
+
+  it("handles survive garbage collection of everything else", function()
+    local hs = {}
+    for i = 1, 50 do
+      hs[i] = cosock.spawn(function() L.pass() end, i % 2 == 0 and ("n" .. i) or nil)
+    end
+    collectgarbage()
+    collectgarbage()
+    cosock.run()
+    collectgarbage()
+    for i = 1, 50 do
+      assert.is_false(hs[i]:is_alive())
+      if i % 2 == 0 then
+        assert.equal("n" .. i, tostring(hs[i]))
+      else
+        assert.equal("dead-thread", tostring(hs[i]))
+      end
+    end
+    L.assert_clean()
+  end)
+end)

@@ -1,0 +1,357 @@
+-- Conformance: timeouts (zero, negative, ordering, huge values, cancellation
+-- of a timer when the task is woken first). No assertion here is about how
+-- long anything took: only about order and results.
+
+local cosock = require "cosock"
+local L = require "spec.support.loop"
+
+local function pack(...) return table.pack(...) end
+
+local function assert_lockstep(log, a, b)
+  local na, nb = 0, 0
+  for i, v in ipairs(log) do
+    if v == a then na = na + 1 elseif v == b then nb = nb + 1 end
+    assert(math.abs(na - nb) <= 1,
+      "not one step per pass at entry " .. i .. ": " .. table.concat(log, ","))
+  end
+end
+
+describe("timers", function()
+  before_each(function()
+    cosock.reset()
+  end)
+
+  it("select(nil, nil, 0) returns the timeout tuple", function()
+    local r
+    cosock.spawn(function() r = pack(L.yield(nil, nil, 0)) end)
+    cosock.run()
+    assert.equal(3, r.n)
+    assert.is_nil(r[1])
+    assert.is_nil(r[2])
+    assert.equal("timeout", r[3])
+    L.assert_clean()
+  end)
+
+  it("a zero timeout gives up the processor for exactly one pass", function()
+    local log = {}
+    for _, name in ipairs({ "a", "b" }) do
+      cosock.spawn(function()
+        for _ = 1, 8 do
+          L.yield(nil, nil, 0)
+          log[#log + 1] = name
+        end
+      end, name)
+    end
+    cosock.run()
+    assert.equal(16, #log)
+    assert_lockstep(log, "a", "b")
+    L.assert_clean()
+  end)
+
+  it("a negative timeout times out on the next pass (not 'no limit')", function()
+    local log, r = {}, nil
+    cosock.spawn(function()
+      for _ = 1, 6 do
+        r = pack(L.yield(nil, nil, -1))
+        assert(r[3] == "timeout")
+        log[#log + 1] = "neg"
+      end
+    end, "neg")
+    cosock.spawn(function()
+      for _ = 1, 6 do
+        L.yield(nil, nil, 0)
+        log[#log + 1] = "zero"
+      end
+    end, "zero")
+    cosock.run()
+    assert.equal(12, #log)
+    assert_lockstep(log, "neg", "zero")
+    assert.equal(3, r.n)
+    assert.is_nil(r[1])
+    assert.is_nil(r[2])
+    assert.equal("timeout", r[3])
+    L.assert_clean()
+  end)
+
+  it("a negative timeout alone does not block the loop", function()
+    local r
+    local a = L.obj("a")
+    cosock.spawn(function() r = pack(L.yield({ a }, nil, -0.5)) end)
+    cosock.run()
+    assert.equal("timeout", r[3])
+    assert.is_nil(r[1])
+    L.assert_clean()
+  end)
+
+  it("sleepers with different durations wake in deadline order", function()
+    local order = {}
+    local durations = { 5, 1, 4, 2, 6, 3 }
+    for _, d in ipairs(durations) do
+      cosock.spawn(function()
+        L.yield(nil, nil, d * 0.02)
+        order[#order + 1] = d
+      end, "sleep" .. d)
+    end
+    cosock.run()
+    assert.same({ 1, 2, 3, 4, 5, 6 }, order)
+    L.assert_clean()
+  end)
+
+  it("timers armed in different passes still wake in deadline order", function()
+    local order = {}
+    cosock.spawn(function()
+      L.yield(nil, nil, 0.12)
+      order[#order + 1] = "long-first"
+    end)
+    cosock.spawn(function()
+      L.passes(2)
+      L.yield(nil, nil, 0.01)
+      order[#order + 1] = "short-later"
+    end)
+    cosock.run()
+    assert.same({ "short-later", "long-first" }, order)
+    L.assert_clean()
+  end)
+
+  it("equal timeouts armed in one pass wake in the order they were armed", function()
+    local armed, woke = {}, {}
+    for i = 1, 10 do
+      cosock.spawn(function()
+        armed[#armed + 1] = i
+        L.yield(nil, nil, 0.03)
+        woke[#woke + 1] = i
+      end, "s" .. i)
+    end
+    cosock.run()
+    assert.equal(10, #woke)
+    assert.same(armed, woke)
+    L.assert_clean()
+  end)
+
+  it("zero timeouts armed in one pass wake in the order they were armed", function()
+    local armed, woke = {}, {}
+    for i = 1, 10 do
+      cosock.spawn(function()
+        L.pass()
+        armed[#armed + 1] = i
+        L.yield(nil, nil, 0)
+        woke[#woke + 1] = i
+      end, "z" .. i)
+    end
+    cosock.run()
+    assert.same(armed, woke)
+    L.assert_clean()
+  end)
+
+  for _, case in ipairs({
+    { "math.maxinteger", math.maxinteger },
+    { "math.huge", math.huge },
+    { "a year and a day", 366 * 24 * 3600 },
+    { "2^53", 2.0 ^ 53 },
+  }) do
+    it("accepts a timeout of " .. case[1] .. " (task can be cancelled, run returns)", function()
+      local resumed = false
+      local a = L.obj("a")
+      local sleeper = cosock.spawn(function()
+        L.yield({ a }, nil, case[2])
+        resumed = true
+      end, "sleeper")
+      local timers_while_parked
+      cosock.spawn(function()
+        L.wait_until(function() return a:has_waker() end, "park")
+        timers_while_parked = L.stats().timers
+        sleeper:cancel()
+      end, "canceller")
+      cosock.run()
+      assert.is_false(resumed)
+      assert.equal(1, timers_while_parked)
+      L.assert_clean()
+    end)
+
+    it("a task with a timeout of " .. case[1] .. " can still be woken by an object", function()
+      local a = L.obj("a")
+      local r
+      cosock.spawn(function() r = pack(L.yield({ a }, nil, case[2])) end, "sleeper")
+      cosock.spawn(function()
+        L.wait_until(function() return a:has_waker() end, "park")
+        a:fire()
+      end, "waker")
+      cosock.run()
+      assert.same({ a }, r[1])
+      assert.is_nil(r[3])
+      L.assert_clean()
+    end)
+  end
+
+  it("a task woken by an object before its timeout does not get 'timeout' later", function()
+    local a, b = L.obj("a"), L.obj("b")
+    local first, second
+    local timers_in_second_wait
+    cosock.spawn(function()
+      first = pack(L.yield({ a }, nil, 0.05))
+      -- no timeout: only b can end this wait
+      second = pack(L.yield({ b }))
+    end, "waiter")
+    cosock.spawn(function()
+      L.wait_until(function() return a:has_waker() end, "park on a")
+      a:fire()
+      L.wait_until(function() return b:has_waker() end, "park on b")
+      timers_in_second_wait = L.stats().timers
+      -- outlive the first wait's timeout (as a wait, not as an assertion)
+      L.yield(nil, nil, 0.15)
+      b:fire()
+    end, "waker")
+    cosock.run()
+    assert.same({ a }, first[1])
+    assert.is_nil(first[3])
+    assert.equal(3, second.n)
+    assert.same({ b }, second[1])
+    assert.is_nil(second[3])
+    -- the cancelled timer is gone; only the waker task's own sleep may remain
+    assert.equal(0, timers_in_second_wait)
+    L.assert_clean()
+  end)
+
+  it("a timer is removed when its task is woken (stats().timers)", function()
+    local a = L.obj("a")
+    local before, after
+    cosock.spawn(function()
+      L.yield({ a }, nil, 1000)
+      after = L.stats().timers
+    end, "waiter")
+    cosock.spawn(function()
+      L.wait_until(function() return a:has_waker() end, "park")
+      before = L.stats().timers
+      a:fire()
+    end, "waker")
+    cosock.run()
+    assert.equal(1, before)
+    assert.equal(0, after)
+    L.assert_clean()
+  end)
+
+  it("a numeric-string timeout is accepted like the number", function()
+    local r
+    cosock.spawn(function() r = pack(L.yield(nil, nil, "0.01")) end)
+    cosock.run()
+    assert.equal("timeout", r[3])
+    L.assert_clean()
+  end)
+
+  it("many timers, some cancelled, leave nothing behind", function()
+    local handles, woke = {}, 0
+    for i = 1, 200 do
+      handles[i] = cosock.spawn(function()
+        L.yield(nil, nil, (i % 7) * 0.002)
+        woke = woke + 1
+      end)
+    end
+    local killed = 0
+    for i = 1, 200, 3 do
+      handles[i]:cancel()
+      killed = killed + 1
+    end
+    cosock.run()
+    assert.equal(200 - killed, woke)
+    L.assert_clean()
+  end)
+
+  describe("cosock.socket.sleep", function()
+    it("sleep(0) returns nothing and gives up the processor for one pass", function()
+      local n
+      local log = {}
+      cosock.spawn(function()
+        for i = 1, 5 do
+          if i == 1 then
+            n = select("#", cosock.socket.sleep(0))
+          else
+            cosock.socket.sleep(0)
+          end
+          log[#log + 1] = "sleep"
+        end
+      end, "sleeper")
+      cosock.spawn(function()
+        for _ = 1, 5 do
+          L.pass()
+          log[#log + 1] = "tick"
+        end
+      end, "ticker")
+      cosock.run()
+      assert.equal(0, n)
+      assert.equal(10, #log)
+      assert_lockstep(log, "sleep", "tick")
+      L.assert_clean()
+    end)
+
+    it("sleep(t) returns nothing after a positive timeout", function()
+      local n
+      cosock.spawn(function() n = select("#", cosock.socket.sleep(0.01)) end)
+      cosock.run()
+      assert.equal(0, n)
+      L.assert_clean()
+    end)
+  end)
+
+  it("many shuffled deadlines with cancellations wake in deadline order", function()
+    -- 120 timers 2 ms apart, armed in one pass in shuffled order; a third are
+    -- cancelled (removed from the middle of the timer structure).
+    local n = 120
+    local order = {}
+    for i = 1, n do order[i] = i end
+    local seed = 12345
+    for i = n, 2, -1 do
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      local j = seed % i + 1
+      order[i], order[j] = order[j], order[i]
+    end
+    local woke, hs, cancelled, deadline = {}, {}, {}, {}
+    local gettime = require("socket").gettime
+    for _, k in ipairs(order) do
+      hs[k] = cosock.spawn(function()
+        local d = 0.05 + k * 0.002
+        deadline[k] = gettime() + d
+        L.yield(nil, nil, d)
+        woke[#woke + 1] = k
+      end, "t" .. k)
+    end
+    cosock.spawn(function()
+      L.pass()
+      for k = 1, n, 3 do
+        if hs[k]:is_alive() then
+          hs[k]:cancel()
+          cancelled[k] = true
+        end
+      end
+    end, "canceller")
+    cosock.run()
+    -- the deadlines are 2 ms apart when armed together; on a slow machine the
+    -- arming itself may spread them, so order by the deadline each task armed
+    -- (with 1 ms of slack for the clock reads around the yield)
+    for i = 2, #woke do
+      local p, q = woke[i - 1], woke[i]
+      assert.is_true(deadline[p] <= deadline[q] + 0.001,
+        "out of order at " .. i .. ": " .. table.concat(woke, ","))
+    end
+    for _, k in ipairs(woke) do
+      assert.is_nil(cancelled[k], "cancelled timer " .. k .. " fired")
+    end
+    local expected = 0
+    for k = 1, n do if not cancelled[k] then expected = expected + 1 end end
+    assert.equal(expected, #woke)
+    L.assert_clean()
+  end)
+
+  it("twenty thousand tasks each yielding a few times all finish", function()
+    local done = 0
+    for i = 1, 20000 do
+      cosock.spawn(function()
+        L.yield(nil, nil, 0)
+        L.yield(nil, nil, (i % 3) * 0.001)
+        done = done + 1
+      end)
+    end
+    cosock.run()
+    assert.equal(20000, done)
+    L.assert_clean()
+  end)
+end)
