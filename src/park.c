@@ -38,6 +38,12 @@ void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i) {
   int rec;
   if (i >= t->nwait || t->waits[i].fired || t->timed_out || t->waitid == 0) return;
   t->waits[i].fired = 1;
+  if (t->waits[i].native && t->waits[i].fd >= 0) {
+    /* Like a waker that takes itself back: another task may wait on the
+     * wrapper now, before this one runs. */
+    int key = t->waits[i].fd * 2 + t->waits[i].kind;
+    if (lp->natslot[key] == t->slot + 1) lp->natslot[key] = 0;
+  }
   if (t->internal) {                           /* nobody reads the lists */
     if (t->state == T_PARKED) cn_make_ready(lp, t);
     return;
