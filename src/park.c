@@ -159,6 +159,17 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   int top = lua_gettop(L), native = t->waits[i].native;
   lua_Number fdn;
   int isnum;
+  /* A native wrapper keeps the fd in _fd once known (it clears it when it
+   * closes or replaces its socket): no getfd() call per wait. The wrapper
+   * itself stands for its file in the reuse check (see cn_fd_register). */
+  if (native && lua_getfield(L, obj, "_fd") == LUA_TNUMBER) {
+    fdn = lua_tonumber(L, -1);
+    cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, obj, 1);
+    t->waits[i].fd = (int)fdn;
+    lua_settop(L, top);
+    return;
+  }
+  lua_settop(L, top);
   if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return; }
   if (!native && lua_getfield(L, obj, "_wake") == LUA_TNIL) {
     cn_push_label(L, lp, t->slot);
@@ -166,18 +177,9 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                lua_tostring(L, -1));
   }
   lua_settop(L, top + 1);
-  /* A native wrapper keeps the fd in _fd once known (it clears it when it
-   * closes or replaces its socket): no getfd() call per wait. */
-  if (!native || lua_getfield(L, obj, "_fd") != LUA_TNUMBER) {
-    lua_settop(L, top + 1);
-    if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return; }
-    lua_pushvalue(L, top + 1);
-    lua_call(L, 1, 1);                         /* inner, fd */
-    if (native && lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) >= 0) {
-      lua_pushvalue(L, -1);
-      lua_setfield(L, obj, "_fd");
-    }
-  }
+  if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return; }
+  lua_pushvalue(L, top + 1);
+  lua_call(L, 1, 1);                           /* inner, fd */
   fdn = lua_tonumberx(L, -1, &isnum);
   if (!isnum || fdn != fdn) {
     cn_push_label(L, lp, t->slot);
@@ -186,12 +188,49 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                luaL_typename(L, -2));
   }
   if (fdn >= 0 && fdn < 2147483647.0) {
-    cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, top + 1, native);
+    cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, native ? obj : top + 1,
+                   native);
     t->waits[i].fd = (int)fdn;
+    if (native) {
+      lua_pushvalue(L, -1);
+      lua_setfield(L, obj, "_fd");
+    }
   } else if (native) {
     cn_deliver(L, lp, t, i);
   }
   lua_settop(L, top);
+}
+
+/* The common wait of the project's wrappers, ({self}, nil, t, INTERNAL) or
+ * (nil, {self}, t, INTERNAL), recorded without walking tables or looking up
+ * methods. Returns 0 (nothing done) when the yield has another shape. */
+static int park_wrapper(lua_State *L, cn_loop *lp, cn_task *t, int rec, int args) {
+  int kind = lua_isnil(L, args) ? K_SEND : K_RECV, set = args + kind, native = 0;
+  if (!lua_isnil(L, args + 1 - kind) || !lua_istable(L, set) || lua_rawlen(L, set) != 1)
+    return 0;
+  if (lua_rawgeti(L, set, 1) == LUA_TTABLE && lua_getmetatable(L, -1)) {
+    cn_push_ref(L, lp->r_natives);
+    lua_insert(L, -2);
+    lua_rawget(L, -2);                         /* obj, natives, native? */
+    native = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+  }
+  if (!native) { lua_pop(L, 1); return 0; }
+  ensure_waits(L, t, 1);
+  t->waits[0].fd = -1;
+  t->waits[0].kind = (unsigned char)kind;
+  t->waits[0].native = 1;
+  t->waits[0].fired = 0;
+  t->nwait = 1;
+  if (kind == K_RECV) t->nrecvt = 1; else t->nsendt = 1;
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, rec, R_WAIT);                 /* obj */
+  t->waitid = ++lp->waitids;
+  t->state = T_PARKED;
+  lp->nset = 1;
+  find_fd(L, lp, t, 0, lua_gettop(L));
+  lua_pop(L, 1);
+  return 1;
 }
 
 /* True when the inner socket of the object at obj has buffered data. */
@@ -233,6 +272,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
     t->has_timeout = 1;
     t->timeout = timeout;
   }
+  if (t->internal && park_wrapper(L, lp, t, rec, args)) goto armed;
   cn_push_ref(L, lp->r_natives);
   collect(L, lp, t, rec, top + 1, args, K_RECV);
   collect(L, lp, t, rec, top + 1, args + 1, K_SEND);
@@ -261,6 +301,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
     find_fd(L, lp, t, i, lua_gettop(L));
     lua_pop(L, 1);
   }
+armed:
   if (t->has_timeout && t->state == T_PARKED) {
     if (timeout > ONE_YEAR) timeout = ONE_YEAR;
     th_push(&lp->timers, &t->timer, cn_clock_now() + (timeout > 0 ? timeout : 0));
