@@ -32,73 +32,38 @@ end)
 -- Private: wrap a LuaSocket udp object (cosock.socket's udp4/udp6). Not LuaSocket API.
 m._from_inner = new
 
---- receive([size]): one datagram, or nil, err.
-function m:receive(size)
+-- The end of one try of inner:<name>(a, b, c) whose results are r1, ...: on
+-- success returns them as they are; on "timeout" waits for `kind` and tries
+-- again (a tail call); a closed wrapper fails with "closed" (LuaSocket's udp
+-- gives "" or unrelated errors there).
+local function settle(self, kind, name, a, b, c, deadline, r1, ...)
+  if r1 then return r1, ... end
+  local err = ...
+  if err ~= "timeout" then return nil, err end
+  deadline = wait(self, kind, deadline)
+  if deadline == nil then return nil, err end
   if self._closed then return nil, "closed" end
   local inner = self.inner_sock
-  local data, err = inner:receive(size)
-  if data then return data end
-  local deadline
-  while err == "timeout" do
-    deadline = wait(self, "recvr", deadline)
-    if deadline == nil then return nil, err end
-    if self._closed then return nil, "closed" end
-    data, err = inner:receive(size)
-    if data then return data end
-  end
-  return nil, err
+  return settle(self, kind, name, a, b, c, deadline, inner[name](inner, a, b, c))
 end
+
+local function retry(self, kind, name, a, b, c)
+  if self._closed then return nil, "closed" end
+  local inner = self.inner_sock
+  return settle(self, kind, name, a, b, c, nil, inner[name](inner, a, b, c))
+end
+
+--- receive([size]): one datagram, or nil, err.
+function m:receive(size) return retry(self, "recvr", "receive", size) end
 
 --- receivefrom([size]): datagram, ip, port; or nil, err.
-function m:receivefrom(size)
-  if self._closed then return nil, "closed" end
-  local inner = self.inner_sock
-  local data, ip, port = inner:receivefrom(size)
-  if data then return data, ip, port end
-  local deadline
-  while ip == "timeout" do
-    deadline = wait(self, "recvr", deadline)
-    if deadline == nil then return nil, ip end
-    if self._closed then return nil, "closed" end
-    data, ip, port = inner:receivefrom(size)
-    if data then return data, ip, port end
-  end
-  return nil, ip
-end
+function m:receivefrom(size) return retry(self, "recvr", "receivefrom", size) end
 
 --- send(datagram): on a connected socket; bytes sent, or nil, err.
-function m:send(datagram)
-  if self._closed then return nil, "closed" end
-  local inner = self.inner_sock
-  local n, err = inner:send(datagram)
-  if n then return n end
-  local deadline
-  while err == "timeout" do
-    deadline = wait(self, "sendr", deadline)
-    if deadline == nil then return nil, err end
-    if self._closed then return nil, "closed" end
-    n, err = inner:send(datagram)
-    if n then return n end
-  end
-  return nil, err
-end
+function m:send(datagram) return retry(self, "sendr", "send", datagram) end
 
 --- sendto(datagram, ip, port): bytes sent, or nil, err.
-function m:sendto(datagram, ip, port)
-  if self._closed then return nil, "closed" end
-  local inner = self.inner_sock
-  local n, err = inner:sendto(datagram, ip, port)
-  if n then return n end
-  local deadline
-  while err == "timeout" do
-    deadline = wait(self, "sendr", deadline)
-    if deadline == nil then return nil, err end
-    if self._closed then return nil, "closed" end
-    n, err = inner:sendto(datagram, ip, port)
-    if n then return n end
-  end
-  return nil, err
-end
+function m:sendto(datagram, ip, port) return retry(self, "sendr", "sendto", datagram, ip, port) end
 
 m.close = wrap.close
 m.settimeout = wrap.settimeout
