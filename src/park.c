@@ -6,7 +6,6 @@
  * task has moved on (waitid differs), timed out, or the waker already ran. */
 #include "config.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 #include <lauxlib.h>
