@@ -19,6 +19,7 @@
 ---   _closed                 true after close(): a later park is woken at once
 ---   _fd                     the inner socket's fd, cached by the loop (cleared by
 ---                           close and setfd)
+---   _sent                   true after a send, until the next receive
 
 local luasocket = require "socket"
 
@@ -202,6 +203,15 @@ function M.receive(self, pattern, prefix)
   -- LuaSocket tests a string pattern with lua_isnumber, which runs strtod on
   -- it every call; "*l" is also its default, so pass nil for it (same result).
   if pattern == "*l" then pattern = nil end
+  if self._sent then
+    -- Right after a send, the answer has almost never arrived yet: a first try
+    -- would be a recv() that fails. When this call may wait anyway and nothing
+    -- is buffered, wait first; data already there makes the wait end at once.
+    self._sent = nil
+    if self.timeout ~= 0 and not inner:dirty() then
+      return receive_slow(self, inner, pattern, "timeout", prefix)
+    end
+  end
   local data, err, partial = inner:receive(pattern, prefix)
   if data ~= nil then return data end
   return receive_slow(self, inner, pattern, err, partial)
@@ -227,6 +237,7 @@ end
 function M.send(self, data, i, j)
   local inner = self.inner_sock
   local done, err, last = inner:send(data, i, j)
+  self._sent = true
   if done ~= nil then return done end
   return send_slow(self, inner, data, j, err, last)
 end
