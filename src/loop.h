@@ -91,9 +91,9 @@ typedef struct cn_loop {
 #define LOOP_UPVALUE lua_upvalueindex(1)
 
 /* The project's wrappers yield (recvt, sendt, timeout, CN_INTERNAL) when they
- * wait after a call failed: they ignore the ready lists (none are built) and
- * their socket's buffer is empty (no dirty() call). A light userdata that
- * only cosock.core.INTERNAL hands out. */
+ * wait after a call failed, and its channels when a receive waits: they
+ * ignore the ready lists (none are built) and a socket's buffer is empty (no
+ * dirty() call). A light userdata that only cosock.core.INTERNAL hands out. */
 extern const char cn_internal_mark;
 #define CN_INTERNAL ((void *)&cn_internal_mark)
 

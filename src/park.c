@@ -78,8 +78,10 @@ static int waker(lua_State *L) {
   }
   t = cn_task_get(lp, slot);                   /* the call may have changed it */
   if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0;
-  cn_push_record(L, lp, slot);                 /* obj, rec */
-  append(L, kind, lua_gettop(L), lua_gettop(L) - 1);
+  if (!t->internal) {                          /* else nobody reads the lists */
+    cn_push_record(L, lp, slot);               /* obj, rec */
+    append(L, kind, lua_gettop(L), lua_gettop(L) - 1);
+  }
   if (t->state == T_PARKED) cn_make_ready(lp, t);
   return 0;
 }

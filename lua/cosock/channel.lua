@@ -16,9 +16,11 @@ local setmetatable, error, tostring, tonumber, type =
   setmetatable, error, tostring, tonumber, type
 
 local socket_clock -- deadline clock, shared with the socket wrappers
+local INTERNAL      -- tells the loop that receive ignores the ready lists
 do
   local ok, wrap = pcall(require, "cosock.socket.wrap")
   socket_clock = ok and wrap.clock or require("socket").gettime
+  INTERNAL = ok and wrap.INTERNAL or nil
 end
 
 local m = {}
@@ -115,7 +117,7 @@ function receiver:receive()
     deadline = socket_clock() + t
   end
   while true do
-    local _, _, err = yield(self._recvt, nil, t)
+    local _, _, err = yield(self._recvt, nil, t, INTERNAL)
     first = q.first
     if first <= q.last then return take(q, first) end
     if link.closed then return nil, "closed" end

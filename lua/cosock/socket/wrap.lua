@@ -44,6 +44,7 @@ local wake_native = core and core.wake
 -- (wait ignores them) and skips the dirty() check (the failed call emptied
 -- LuaSocket's buffer). Without the core it is nil, an ordinary 4th value.
 local INTERNAL = core and core.INTERNAL
+M.INTERNAL = INTERNAL
 
 local NOLIMIT = math.huge
 
