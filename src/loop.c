@@ -47,6 +47,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   cn_task *t = lp->slots[slot];
   lua_State *co;
   int status, nres, top = lua_gettop(L), timed_out = t->timed_out;
+  int lists = !t->internal; /* an INTERNAL wait never got ready lists */
   lp->current = slot;
   cn_push_record(L, lp, slot);                 /* rec */
   /* Clear its timer and take back its wakers before it runs. */
@@ -68,6 +69,10 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_pushnil(L);
     lua_pushnil(L);
     lua_pushliteral(L, "timeout");
+  } else if (!lists) {
+    lua_pushnil(L);
+    lua_pushnil(L);
+    lua_pushnil(L);
   } else {
     int kind;
     for (kind = K_RECV; kind <= K_SEND; kind++) {

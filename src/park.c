@@ -344,16 +344,24 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
   }
   for (i = 0; i < n; i++) {
     if (t->waits[i].fd < 0) continue;
+    if (t->waits[i].native) {                  /* no object needed */
+      cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, t->waits[i].kind, 0, 1);
+      continue;
+    }
     lua_rawgeti(L, rec, R_WAIT + i);
-    cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, t->waits[i].kind, -1, t->waits[i].native);
+    cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, t->waits[i].kind, -1, 0);
     lua_pop(L, 1);
   }
   for (i = 0; i < n; i++) {
     int kind = t->waits[i].kind;
+    if (t->waits[i].native) {                  /* no Lua protocol: just drop it */
+      lua_pushnil(L);
+      lua_rawseti(L, rec, R_WAIT + i);
+      continue;
+    }
     lua_rawgeti(L, rec, R_WAIT + i);           /* obj */
     lua_pushnil(L);
     lua_rawseti(L, rec, R_WAIT + i);
-    if (t->waits[i].native) { lua_pop(L, 1); continue; } /* no Lua protocol */
     lua_getfield(L, -1, "setwaker");
     lua_insert(L, -2);                         /* setwaker, obj */
     lua_pushstring(L, cn_kind_name(kind));
