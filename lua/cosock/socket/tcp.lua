@@ -83,24 +83,12 @@ function m:connect(host, port)
   return nil, err
 end
 
+wrap.common(m)
 m.receive = wrap.receive
 m.send = wrap.send
-m.close = wrap.close
-m.settimeout = wrap.settimeout
-m.setwaker = wrap.setwaker
-m._wake = wrap._wake
-
 m.bind = passthrough_class("bind")
 m.listen = passthrough_class("listen")
-m.setfd = wrap.setfd
 m.shutdown = passthrough("shutdown")
-m.dirty = passthrough("dirty")
-m.getfamily = passthrough("getfamily")
-m.getfd = passthrough("getfd")
-m.getoption = passthrough("getoption")
-m.setoption = passthrough("setoption")
-m.getpeername = passthrough("getpeername")
-m.getsockname = passthrough("getsockname")
 m.getstats = passthrough("getstats")
 m.setstats = passthrough("setstats")
 

@@ -13,7 +13,7 @@ local wrap = require "cosock.socket.wrap"
 
 local setmetatable = setmetatable
 local wait = wrap.wait
-local passthrough, passthrough_class = wrap.passthrough, wrap.passthrough_class
+local passthrough_class = wrap.passthrough_class
 
 local m = {}
 local mt
@@ -65,20 +65,8 @@ function m:send(datagram) return retry(self, "sendr", "send", datagram) end
 --- sendto(datagram, ip, port): bytes sent, or nil, err.
 function m:sendto(datagram, ip, port) return retry(self, "sendr", "sendto", datagram, ip, port) end
 
-m.close = wrap.close
-m.settimeout = wrap.settimeout
-m.setwaker = wrap.setwaker
-m._wake = wrap._wake
-
+wrap.common(m)
 m.setpeername = passthrough_class("setpeername")
 m.setsockname = passthrough_class("setsockname")
-m.setfd = wrap.setfd
-m.dirty = passthrough("dirty")
-m.getfamily = passthrough("getfamily")
-m.getfd = passthrough("getfd")
-m.getoption = passthrough("getoption")
-m.setoption = passthrough("setoption")
-m.getpeername = passthrough("getpeername")
-m.getsockname = passthrough("getsockname")
 
 return m

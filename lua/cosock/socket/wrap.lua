@@ -269,6 +269,22 @@ function M.passthrough_class(name)
   end
 end
 
+--- Fills in the methods every socket wrapper shares: the waker protocol,
+--- close, settimeout, setfd, and the calls that go to the inner object as they
+--- are. A wrapper module then adds what is its own.
+function M.common(methods)
+  methods.close = M.close
+  methods.settimeout = M.settimeout
+  methods.setwaker = M.setwaker
+  methods._wake = M._wake
+  methods.setfd = M.setfd
+  for _, name in ipairs({ "dirty", "getfamily", "getfd", "getoption", "setoption",
+                          "getpeername", "getsockname" }) do
+    methods[name] = M.passthrough(name)
+  end
+  return methods
+end
+
 --- Make `methods` a callable method table: methods(...) calls ctor(...), and build
 --- the metatable shared by every wrapper of that kind. The loop is told that
 --- objects with this metatable are ours: it then waits on them without calling
