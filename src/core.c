@@ -133,10 +133,16 @@ static int l_set_backend(lua_State *L) {
 static int l_register_native(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   luaL_checktype(L, 1, LUA_TTABLE);
-  cn_push_ref(L, lp->r_natives);
+  int i;
+  for (i = 0; i < lp->nnatmt; i++)
+    if (lp->natmt[i] == lua_topointer(L, 1)) return 0;
+  if (lp->nnatmt == CN_MAX_NATIVE)
+    return luaL_error(L, "cosock: too many native wrapper classes (at most %d)", CN_MAX_NATIVE);
+  cn_push_ref(L, lp->r_natives);               /* keeps the metatable, and its address, alive */
   lua_pushvalue(L, 1);
   lua_pushboolean(L, 1);
   lua_rawset(L, -3);
+  lp->natmt[lp->nnatmt++] = lua_topointer(L, 1);
   return 0;
 }
 
@@ -230,10 +236,6 @@ int luaopen_cosock_core(lua_State *L) {
   lua_pushboolean(L, 0);
   lp->r_inner = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_newtable(L);                             /* metatable -> true, kept across resets */
-  lua_createtable(L, 0, 1);
-  lua_pushliteral(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
   lp->r_natives = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);
   lp->r_hook = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -60,6 +60,8 @@ typedef struct cn_task {
 
 typedef struct cn_list { int head, tail, n; } cn_list;
 
+#define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
+
 typedef struct cn_loop {
   cn_task **slots;
   int nslots, capslots;
@@ -85,6 +87,8 @@ typedef struct cn_loop {
   int ndirty, capdirty;
   int nwaitfds;             /* fds at least one task waits on */
   int r_tasks, r_fdsets, r_inner, r_natives, r_hook; /* registry references */
+  const void *natmt[CN_MAX_NATIVE]; /* registered metatables (kept alive by r_natives) */
+  int nnatmt;
   const cn_backend *backend0; /* the backend reset goes back to */
 } cn_loop;
 
@@ -122,6 +126,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec);
 int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int rec);
 void cn_rollback_park(lua_State *L, cn_loop *lp);
 void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
+int cn_is_native(lua_State *L, cn_loop *lp, int obj);
 
 /* fdset.c */
 void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj,

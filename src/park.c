@@ -107,6 +107,18 @@ static void ensure_waits(lua_State *L, cn_task *t, int n) {
   t->capwait = cap;
 }
 
+/* True when the value at obj has one of the registered wrapper metatables.
+ * Those stay alive in r_natives, so comparing addresses is exact. */
+int cn_is_native(lua_State *L, cn_loop *lp, int obj) {
+  int i, found = 0;
+  const void *mt;
+  if (lp->nnatmt == 0 || !lua_getmetatable(L, obj)) return 0;
+  mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  for (i = 0; i < lp->nnatmt && !found; i++) found = lp->natmt[i] == mt;
+  return found;
+}
+
 static int bad_set(lua_State *L, cn_loop *lp, int slot, const char *what, int idx) {
   cn_push_label(L, lp, slot);
   return luaL_error(L, "cosock: task %s yielded an invalid %s (table or nil expected, got %s)",
@@ -114,8 +126,7 @@ static int bad_set(lua_State *L, cn_loop *lp, int slot, const char *what, int id
 }
 
 /* Appends the objects of the table at idx to the task's wait. */
-static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int natives, int idx,
-                    int kind) {
+static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int kind) {
   const char *what = kind == K_RECV ? "recvt" : "sendt";
   if (lua_isnil(L, idx)) return;
   if (!lua_istable(L, idx)) bad_set(L, lp, t->slot, what, idx);
@@ -128,11 +139,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int natives,
       luaL_error(L, "non-wakeable socket (task %s yielded a %s in its %s)",
                  lua_tostring(L, -1), tn, what);
     }
-    if (lua_getmetatable(L, -1)) {             /* key, obj, mt */
-      lua_rawget(L, natives);                  /* key, obj, native? */
-      native = lua_toboolean(L, -1);
-      lua_pop(L, 1);
-    }
+    native = cn_is_native(L, lp, lua_gettop(L));
     if (!native) {
       if (lua_getfield(L, -1, "setwaker") == LUA_TNIL) {
         const char *tn = luaL_typename(L, -2);
@@ -209,13 +216,7 @@ static int park_wrapper(lua_State *L, cn_loop *lp, cn_task *t, int rec, int args
   int kind = lua_isnil(L, args) ? K_SEND : K_RECV, set = args + kind, native = 0;
   if (!lua_isnil(L, args + 1 - kind) || !lua_istable(L, set) || lua_rawlen(L, set) != 1)
     return 0;
-  if (lua_rawgeti(L, set, 1) == LUA_TTABLE && lua_getmetatable(L, -1)) {
-    cn_push_ref(L, lp->r_natives);
-    lua_insert(L, -2);
-    lua_rawget(L, -2);                         /* obj, natives, native? */
-    native = lua_toboolean(L, -1);
-    lua_pop(L, 2);
-  }
+  if (lua_rawgeti(L, set, 1) == LUA_TTABLE) native = cn_is_native(L, lp, lua_gettop(L));
   if (!native) { lua_pop(L, 1); return 0; }
   ensure_waits(L, t, 1);
   t->waits[0].fd = -1;
@@ -274,10 +275,8 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
     t->timeout = timeout;
   }
   if (t->internal && park_wrapper(L, lp, t, rec, args)) goto armed;
-  cn_push_ref(L, lp->r_natives);
-  collect(L, lp, t, rec, top + 1, args, K_RECV);
-  collect(L, lp, t, rec, top + 1, args + 1, K_SEND);
-  lua_pop(L, 1);
+  collect(L, lp, t, rec, args, K_RECV);
+  collect(L, lp, t, rec, args + 1, K_SEND);
   waitid = t->waitid = ++lp->waitids;
   t->state = T_PARKED;
   for (i = 0; i < t->nwait; i++) {
