@@ -178,29 +178,62 @@ describe("cosock.socket.tcp", function()
       assert.equal("abcdef", r.second[1])
     end)
 
-    it("the timeout is one deadline for the whole call, not a limit per wait", function()
+    -- a peer that sends a byte every 20 ms, 100 bytes, no newline, then closes
+    local function trickler(s, state)
+      return function()
+        for _ = 1, 100 do
+          if state.done then break end
+          assert(s:send("x"))
+          socket.sleep(0.02)
+        end
+        s:close()
+      end
+    end
+
+    it("the default timeout limits each wait, as in LuaSocket (mode 'b')", function()
       local r = {}
       cosock.spawn(function()
         local c, s = net.pair()
-        local done = false
-        cosock.spawn(function()
-          -- a byte every 20 ms, 100 bytes, no newline: each wait is short, the whole is long
-          for _ = 1, 100 do
-            if done then break end
-            assert(s:send("x"))
-            socket.sleep(0.02)
-          end
-          s:close()
-        end, "trickler")
-        c:settimeout(0.2)
+        local state = {}
+        cosock.spawn(trickler(s, state), "trickler")
+        c:settimeout(0.2) -- every wait is short; the whole takes about 2 s
         r.res = pack(c:receive("*l"))
-        done = true
+        state.done = true
+        c:close()
+      end, "reader")
+      net.run()
+      -- no wait ran out: the call lasted until the peer closed
+      assert.is_nil(r.res[1])
+      assert.equal("closed", r.res[2])
+      assert.equal(string.rep("x", 100), r.res[3])
+    end)
+
+    it("a 't' timeout limits the whole call", function()
+      local r = {}
+      cosock.spawn(function()
+        local c, s = net.pair()
+        local state = {}
+        cosock.spawn(trickler(s, state), "trickler")
+        c:settimeout(0.2, "t")
+        r.res = pack(c:receive("*l"))
+        state.done = true
         c:close()
       end, "reader")
       net.run()
       assert.is_nil(r.res[1])
       assert.equal("timeout", r.res[2])
       assert.is_true(#r.res[3] > 0 and #r.res[3] < 100, "partial " .. #r.res[3])
+    end)
+
+    it("settimeout takes LuaSocket's modes and refuses others", function()
+      local w = socket.tcp()
+      assert.equal(1.0, w:settimeout(1, "b"))
+      assert.equal(1.0, w:settimeout(2, "t"))
+      assert.equal(1.0, w:settimeout(3))
+      assert.equal(3, w.timeout)
+      assert.equal(2, w.total)
+      assert.has_error(function() w:settimeout(1, "x") end)
+      w:close()
     end)
 
     it("peer closing mid-receive: 'closed' with the partial data, '*a' succeeds with all data", function()

@@ -112,6 +112,23 @@ describe("cosock.ssl", function()
     assert.same({ n = 3, nil, "wantread", "part" }, r.small)
   end)
 
+  it("a receive right after a send that times out also reports 'wantread'", function()
+    local r = {}
+    cosock.spawn(function()
+      local sc, ss = tls_pair()
+      sc:settimeout(0.05)
+      -- a first read, so that nothing the handshake left behind is buffered
+      r.before = pack(sc:receive("*l")) -- nothing sent yet: times out
+      assert(sc:send("question\n"))
+      r.after_send = pack(sc:receive("*l", "pre"))
+      assert.equal("question", ss:receive("*l"))
+      sc:close(); ss:close()
+    end, "client")
+    net.run()
+    assert.same({ n = 3, nil, "wantread", "" }, r.before)
+    assert.same({ n = 3, nil, "wantread", "pre" }, r.after_send)
+  end)
+
   it("a handshake against a peer that does not trust us fails with nil, err (not an error)", function()
     local r
     cosock.spawn(function()

@@ -33,7 +33,8 @@ function m.wrap(sock, config)
   local inner, err = luasec.wrap(sock.inner_sock, config)
   if not inner then return nil, err end
   inner:settimeout(0)
-  return setmetatable({ inner_sock = inner, class = "tls{}", timeout = sock.timeout }, tls_mt)
+  return setmetatable({ inner_sock = inner, class = "tls{}", timeout = sock.timeout,
+                        total = sock.total }, tls_mt)
 end
 
 m.newcontext = luasec.newcontext
@@ -78,6 +79,7 @@ function tls:receive(pattern, prefix)
   return nil, err, partial
 end
 
+tls._wouldblock = "wantread"
 tls.send = wrap.send
 tls.close = wrap.close
 tls.settimeout = wrap.settimeout

@@ -2,16 +2,19 @@
 --- tls wrappers.
 ---
 --- A wrapper is a plain table { inner_sock = <LuaSocket/LuaSec object>, class = "...",
---- timeout = nil|number } whose metatable's __index is its method table. The inner
+--- timeout = nil|number, total = nil|number } whose metatable's __index is its
+--- method table. The inner
 --- object is always non-blocking (settimeout(0)); a call that would block yields
 --- `{self}` to the loop in recvt or sendt, with what is left of the wrapper's timeout,
 --- then retries.
 ---
---- Timeout rule (our decision, see doc/lua-layer.md): the wrapper's timeout is an
---- overall deadline for one call, not a limit per wait. nil or a negative value: no
---- limit; 0: fail at once with the inner object's own failure values; > 0: the call
---- gives up when the deadline has passed, returning the inner object's failure values
---- ("timeout" for LuaSocket, "wantread"/"wantwrite" for LuaSec).
+--- Timeouts are LuaSocket's (see settimeout and wait below): by default the
+--- timeout limits each wait ("b"), as in LuaSocket and cosock 0.2.0; a "t" timeout
+--- limits the whole call. A call that times out returns the inner object's own
+--- failure values ("timeout" for LuaSocket, "wantread"/"wantwrite" for LuaSec).
+---
+--- Per wrapper kind, in the method table: _wouldblock, the error its inner
+--- object's receive gives when it would block ("timeout"; tls: "wantread").
 ---
 --- Private fields a wrapper may carry (created lazily, never per call):
 ---   _recvt, _sendt          the `{self}` wait tables, reused by every wait
@@ -51,25 +54,30 @@ local NOLIMIT = math.huge
 local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
 M.WAKER_FIELD = WAKER_FIELD
 
---- Wait until `self` is ready for `kind` ("recvr" or "sendr") or the call's deadline.
---- `deadline` is nil on the first wait of a call (it is then computed from
---- self.timeout) and the value returned by the previous wait afterwards.
---- Returns the deadline to pass to the next wait, or nil when the call must fail
---- with a timeout (deadline passed, timeout 0, or the loop resumed us with "timeout").
+--- Wait until `self` is ready for `kind` ("recvr" or "sendr") or a timeout, as
+--- LuaSocket times its calls: self.timeout (mode "b") limits each wait, self.total
+--- (mode "t") the whole call; nil or negative means no limit, 0 fails at once.
+--- `deadline` is nil on the first wait of a call and the value this function
+--- returned after the previous wait afterwards (the call's total deadline).
+--- Returns that deadline, or nil when the call must fail with a timeout.
 local function wait(self, kind, deadline)
-  local t
+  local t = self.timeout
+  if t ~= nil and t < 0 then t = nil end
+  if t == 0 then return nil end
   if deadline == nil then
-    t = self.timeout
-    if t == nil or t < 0 then
-      deadline, t = NOLIMIT, nil
-    elseif t == 0 then
+    local total = self.total
+    if total == nil or total < 0 then
+      deadline = NOLIMIT
+    elseif total == 0 then
       return nil
     else
-      deadline = clock() + t
+      deadline = clock() + total
     end
-  elseif deadline ~= NOLIMIT then
-    t = deadline - clock()
-    if t <= 0 then return nil end
+  end
+  if deadline ~= NOLIMIT then
+    local left = deadline - clock()
+    if left <= 0 then return nil end
+    if t == nil or left < t then t = left end
   end
   local err, _
   if kind == "recvr" then
@@ -97,10 +105,10 @@ M.RECV_WAIT, M.SEND_WAIT = RECV_WAIT, SEND_WAIT
 -- Methods shared by every wrapper kind
 ---------------------------------------------------------------------------
 
---- settimeout(t [, mode]): store the timeout used when a call must wait.
---- nil or negative: no limit; 0: fail at once; returns 1.0 like LuaSocket.
---- The mode argument ("b"/"t") is accepted and ignored: there is one deadline per call.
-function M.settimeout(self, t)
+--- settimeout(t [, mode]): LuaSocket's timeouts. Mode "b" (the default, also
+--- "block") limits each wait, mode "t" ("total") the whole call; nil or negative:
+--- no limit; 0: fail at once with the inner object's values. Returns 1.0.
+function M.settimeout(self, t, mode)
   if t ~= nil then
     local n = tonumber(t)
     if n == nil then
@@ -108,7 +116,13 @@ function M.settimeout(self, t)
     end
     t = n
   end
-  self.timeout = t
+  if mode == nil or mode == "b" or mode == "block" then
+    self.timeout = t
+  elseif mode == "t" or mode == "total" then
+    self.total = t
+  else
+    error("bad argument #2 to 'settimeout' (invalid mode '" .. tostring(mode) .. "')", 2)
+  end
   return 1.0
 end
 
@@ -209,8 +223,10 @@ function M.receive(self, pattern, prefix)
     -- would be a recv() that fails. When this call may wait anyway and nothing
     -- is buffered, wait first; data already there makes the wait end at once.
     self._sent = nil
-    if self.timeout ~= 0 and not inner:dirty() then
-      return receive_slow(self, inner, pattern, "timeout", prefix)
+    if self.timeout ~= 0 and self.total ~= 0 and not inner:dirty() then
+      -- as if the first try had failed: with the error the inner object gives
+      -- when it would block ("timeout", LuaSec's "wantread")
+      return receive_slow(self, inner, pattern, self._wouldblock, prefix)
     end
   end
   local data, err, partial = inner:receive(pattern, prefix)
@@ -273,6 +289,7 @@ end
 --- close, settimeout, setfd, and the calls that go to the inner object as they
 --- are. A wrapper module then adds what is its own.
 function M.common(methods)
+  methods._wouldblock = "timeout"
   methods.close = M.close
   methods.settimeout = M.settimeout
   methods.setwaker = M.setwaker
