@@ -7,29 +7,9 @@ local L = require "spec.support.loop"
 
 local function pack(...) return table.pack(...) end
 
-local function assert_lockstep(log, a, b)
-  local na, nb = 0, 0
-  for i, v in ipairs(log) do
-    if v == a then na = na + 1 elseif v == b then nb = nb + 1 end
-    assert(math.abs(na - nb) <= 1,
-      "not one step per pass at entry " .. i .. ": " .. table.concat(log, ","))
-  end
-end
-
 describe("timers", function()
   before_each(function()
     cosock.reset()
-  end)
-
-  it("select(nil, nil, 0) returns the timeout tuple", function()
-    local r
-    cosock.spawn(function() r = pack(L.yield(nil, nil, 0)) end)
-    cosock.run()
-    assert.equal(3, r.n)
-    assert.is_nil(r[1])
-    assert.is_nil(r[2])
-    assert.equal("timeout", r[3])
-    L.assert_clean()
   end)
 
   it("a zero timeout gives up the processor for exactly one pass", function()
@@ -44,7 +24,7 @@ describe("timers", function()
     end
     cosock.run()
     assert.equal(16, #log)
-    assert_lockstep(log, "a", "b")
+    L.assert_lockstep(log, "a", "b")
     L.assert_clean()
   end)
 
@@ -65,7 +45,7 @@ describe("timers", function()
     end, "zero")
     cosock.run()
     assert.equal(12, #log)
-    assert_lockstep(log, "neg", "zero")
+    L.assert_lockstep(log, "neg", "zero")
     assert.equal(3, r.n)
     assert.is_nil(r[1])
     assert.is_nil(r[2])
@@ -279,7 +259,7 @@ describe("timers", function()
       cosock.run()
       assert.equal(0, n)
       assert.equal(10, #log)
-      assert_lockstep(log, "sleep", "tick")
+      L.assert_lockstep(log, "sleep", "tick")
       L.assert_clean()
     end)
 

@@ -22,17 +22,6 @@ local function last_of_kind(obj, kind)
   return last
 end
 
--- at every prefix of log, the number of `a` entries and `b` entries differ by
--- at most one: both tasks advanced one step per pass.
-local function assert_lockstep(log, a, b)
-  local na, nb = 0, 0
-  for i, v in ipairs(log) do
-    if v == a then na = na + 1 elseif v == b then nb = nb + 1 end
-    assert(math.abs(na - nb) <= 1,
-      "not one step per pass at entry " .. i .. ": " .. table.concat(log, ","))
-  end
-end
-
 describe("wakers", function()
   before_each(function()
     cosock.reset()
@@ -172,7 +161,7 @@ describe("wakers", function()
     end, "ticker")
     cosock.run()
     assert.equal(12, #log)
-    assert_lockstep(log, "ready", "tick")
+    L.assert_lockstep(log, "ready", "tick")
     L.assert_clean()
   end)
 

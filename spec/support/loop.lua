@@ -213,4 +213,15 @@ function L.starts(s, prefix)
   return type(s) == "string" and s:sub(1, #prefix) == prefix
 end
 
+-- At every prefix of log, the number of `a` entries and `b` entries differ by
+-- at most one: both tasks advanced one step per pass.
+function L.assert_lockstep(log, a, b)
+  local na, nb = 0, 0
+  for i, v in ipairs(log) do
+    if v == a then na = na + 1 elseif v == b then nb = nb + 1 end
+    assert(math.abs(na - nb) <= 1,
+      "not one step per pass at entry " .. i .. ": " .. table.concat(log, ","))
+  end
+end
+
 return L
