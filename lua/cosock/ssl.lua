@@ -34,7 +34,8 @@ function m.wrap(sock, config)
   if not inner then return nil, err end
   inner:settimeout(0)
   return setmetatable({ inner_sock = inner, class = "tls{}", timeout = sock.timeout,
-                        total = sock.total }, tls_mt)
+                        total = sock.total, _tm = sock._tm, _wouldblock = "wantread",
+                        _patient = sock._patient ~= false }, tls_mt)
 end
 
 m.newcontext = luasec.newcontext
@@ -79,7 +80,6 @@ function tls:receive(pattern, prefix)
   return nil, err, partial
 end
 
-tls._wouldblock = "wantread"
 tls.send = wrap.send
 tls.close = wrap.close
 tls.settimeout = wrap.settimeout

@@ -19,7 +19,8 @@ local mt -- metatable of every tcp wrapper, set below
 --- Wrap a LuaSocket tcp object (made non-blocking here).
 local function new(inner)
   inner:settimeout(0)
-  return setmetatable({ inner_sock = inner, class = inner.class }, mt)
+  return setmetatable({ inner_sock = inner, class = inner.class, _tm = wrap.NO_TIMEOUT,
+                        _wouldblock = "timeout", _patient = true }, mt)
 end
 
 --- Make a wrapper around a fresh LuaSocket object from `create` (luasocket.tcp,

@@ -13,9 +13,6 @@
 --- limits the whole call. A call that times out returns the inner object's own
 --- failure values ("timeout" for LuaSocket, "wantread"/"wantwrite" for LuaSec).
 ---
---- Per wrapper kind, in the method table: _wouldblock, the error its inner
---- object's receive gives when it would block ("timeout"; tls: "wantread").
----
 --- Private fields a wrapper may carry (created lazily, never per call):
 ---   _recvt, _sendt          the `{self}` wait tables, reused by every wait
 ---   _recvr_waker, _sendr_waker  the wakers the loop gave (waker protocol)
@@ -23,6 +20,10 @@
 ---   _fd                     the inner socket's fd, cached by the loop (cleared by
 ---                           close and setfd)
 ---   _sent                   true after a send, until the next receive
+---   _tm                     the timeouts, see NO_TIMEOUT
+---   _wouldblock             the error the inner receive gives when it would block
+---                           ("timeout"; tls: "wantread"), set at creation
+---   _patient                false when a timeout of 0 makes calls fail at once
 
 local luasocket = require "socket"
 
@@ -51,6 +52,15 @@ M.INTERNAL = INTERNAL
 
 local NOLIMIT = math.huge
 
+-- A wrapper's timeouts live in one raw field, _tm = { block = n|nil, total =
+-- n|nil }, so the hot path reads them without falling through to the method
+-- table (a miss there costs hundreds of instructions); settimeout always puts
+-- a new table there (wrappers made from another one, like tls from tcp, may
+-- share it). The public fields timeout and total mirror them. NO_TIMEOUT
+-- stands for "none set" and is never written to.
+local NO_TIMEOUT = {}
+M.NO_TIMEOUT = NO_TIMEOUT
+
 local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
 M.WAKER_FIELD = WAKER_FIELD
 
@@ -61,11 +71,12 @@ M.WAKER_FIELD = WAKER_FIELD
 --- returned after the previous wait afterwards (the call's total deadline).
 --- Returns that deadline, or nil when the call must fail with a timeout.
 local function wait(self, kind, deadline)
-  local t = self.timeout
+  local tm = self._tm or NO_TIMEOUT
+  local t = tm.block
   if t ~= nil and t < 0 then t = nil end
   if t == 0 then return nil end
   if deadline == nil then
-    local total = self.total
+    local total = tm.total
     if total == nil or total < 0 then
       deadline = NOLIMIT
     elseif total == 0 then
@@ -123,6 +134,8 @@ function M.settimeout(self, t, mode)
   else
     error("bad argument #2 to 'settimeout' (invalid mode '" .. tostring(mode) .. "')", 2)
   end
+  self._tm = { block = self.timeout, total = self.total }
+  self._patient = self.timeout ~= 0 and self.total ~= 0
   return 1.0
 end
 
@@ -222,8 +235,8 @@ function M.receive(self, pattern, prefix)
     -- Right after a send, the answer has almost never arrived yet: a first try
     -- would be a recv() that fails. When this call may wait anyway and nothing
     -- is buffered, wait first; data already there makes the wait end at once.
-    self._sent = nil
-    if self.timeout ~= 0 and self.total ~= 0 and not inner:dirty() then
+    self._sent = false -- false, not nil: a field that stays set reads fastest
+    if self._patient and not inner:dirty() then
       -- as if the first try had failed: with the error the inner object gives
       -- when it would block ("timeout", LuaSec's "wantread")
       return receive_slow(self, inner, pattern, self._wouldblock, prefix)
@@ -289,7 +302,6 @@ end
 --- close, settimeout, setfd, and the calls that go to the inner object as they
 --- are. A wrapper module then adds what is its own.
 function M.common(methods)
-  methods._wouldblock = "timeout"
   methods.close = M.close
   methods.settimeout = M.settimeout
   methods.setwaker = M.setwaker
