@@ -77,7 +77,7 @@ static int l_reset(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (lp->running)
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
-  cn_free_all(L, lp);
+  cn_free_all(lp);
   init_lists(lp);
   if (cn_fd_reset(lp, lp->backend0) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
@@ -189,7 +189,7 @@ static int l_monotime(lua_State *L) {
 
 static int loop_gc(lua_State *L) {
   cn_loop *lp = luaL_checkudata(L, 1, LOOP_MT);
-  cn_free_all(L, lp);
+  cn_free_all(lp);
   cn_fd_free(lp);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_tasks);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_fdsets);

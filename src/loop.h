@@ -5,7 +5,8 @@
  *   threadnames        record[R_NAME]
  *   threadswaitingfor  task.waits[] (C) + record[R_WAIT + i] (the objects)
  *   readythreads       the ready list (C) + record[R_RECVR], record[R_SENDR]
- *   socketwrappermap   fdcount[] (C) + the fdsets table (fd*2+kind -> {obj = n})
+ *   socketwrappermap   fdcount[] (C) + the fdsets table (fd*2+kind -> {obj = n});
+ *                      the project's own wrappers: natslot[]/natwait[] (C)
  *   timers             the timer heap, on the monotonic clock
  * Every Lua value the C side points to lives in a table anchored in the
  * registry (refs below), so the collector never frees what the loop uses. */
@@ -118,7 +119,7 @@ void cn_make_ready(cn_loop *lp, cn_task *t);
 void cn_push_record(lua_State *L, cn_loop *lp, int slot);
 void cn_push_label(lua_State *L, cn_loop *lp, int slot); /* task name for messages */
 const char *cn_kind_name(int kind);
-void cn_free_all(lua_State *L, cn_loop *lp);
+void cn_free_all(cn_loop *lp);                 /* tasks and timers; the lists need init */
 
 /* park.c */
 /* rec: index of the task's record on the stack (cn_unpark: 0 to look it up). */

@@ -86,9 +86,8 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_pop(L, 1);
 }
 
-void cn_free_all(lua_State *L, cn_loop *lp) {
+void cn_free_all(cn_loop *lp) {
   int i;
-  (void)L;
   th_free(&lp->timers); /* before the tasks its nodes live in */
   for (i = 0; i < lp->nslots; i++) {
     if (lp->slots[i]) free(lp->slots[i]->waits);
@@ -100,9 +99,6 @@ void cn_free_all(lua_State *L, cn_loop *lp) {
   lp->freeslots = NULL;
   lp->nslots = lp->capslots = lp->nfree = 0;
   lp->live = 0;
-  memset(lp->lists, 0, sizeof lp->lists);
-  lp->lists[L_A].head = lp->lists[L_A].tail = -1;
-  lp->lists[L_B].head = lp->lists[L_B].tail = -1;
 }
 
 void cn_list_push(cn_loop *lp, unsigned char which, cn_task *t) {
