@@ -130,6 +130,26 @@ static void ep_add(int ep, int fd, unsigned events, void *ptr)
 
 /* Write a whole short message; loopback buffers are far larger than any
  * message here, so a short write is reported as a failure. */
+/* A non-blocking connect reported writable (or failed): checks the result
+ * and moves the fd's interest to reading. Returns 0 when the event was not
+ * about the connect yet. */
+static inline int connect_done(int ep, int fd, unsigned events, void *ptr)
+{
+    struct epoll_event ev;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+        return 0;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err)
+        fail("connect: %s", strerror(err));
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN;
+    ev.data.ptr = ptr;
+    epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+    return 1;
+}
+
 static void send_all(int fd, const char *buf, size_t len)
 {
     ssize_t n = write(fd, buf, len);

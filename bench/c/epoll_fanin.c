@@ -89,19 +89,9 @@ int main(int argc, char **argv)
                 continue;
             }
             if (c->role == CLIENT && !c->started) {
-                struct epoll_event ev;
-                int err = 0;
-                socklen_t len = sizeof err;
-                if (!(evs[k].events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+                if (!connect_done(ep, c->fd, evs[k].events, c))
                     continue;
-                getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-                if (err)
-                    fail("connect: %s", strerror(err));
                 c->started = 1;
-                memset(&ev, 0, sizeof ev);
-                ev.events = EPOLLIN;
-                ev.data.ptr = c;
-                epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
                 send_request(c);
                 continue;
             }
