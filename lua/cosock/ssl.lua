@@ -19,10 +19,10 @@ local passthrough = wrap.passthrough
 local m = {}
 
 -- The method table of tls wrappers (LuaSec's https.lua forwards every function of
--- getmetatable(sock).__index, so this table holds methods only).
+-- getmetatable(sock).__index; it copies functions only, so data fields of a
+-- wrapper live in the wrapper, not here).
 local tls = {}
 local tls_mt = wrap.native({ __index = tls })
-m._methods = tls
 
 --- wrap(tcp_wrapper, config): config is a LuaSec config table or context.
 --- Returns a "tls{}" wrapper (timeout taken from the tcp wrapper), or nil, err.

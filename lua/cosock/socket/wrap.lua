@@ -62,7 +62,6 @@ local NO_TIMEOUT = {}
 M.NO_TIMEOUT = NO_TIMEOUT
 
 local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
-M.WAKER_FIELD = WAKER_FIELD
 
 --- Wait until `self` is ready for `kind` ("recvr" or "sendr") or a timeout, as
 --- LuaSocket times its calls: self.timeout (mode "b") limits each wait, self.total
