@@ -50,6 +50,7 @@ typedef struct cn_poller {
   int nfds;         /* fds with a non-zero mask */
   cn_event *events; /* buffer for wait, at least nfds long */
   int nevents;
+  int hot;          /* the last wait found events without sleeping */
 } cn_poller;
 
 /* Looks up a backend by name ("select", "epoll"); NULL if not built. */
@@ -67,7 +68,8 @@ int cn_poller_set(cn_poller *p, int fd, int mask, int force);
 /* The applied mask of fd. */
 int cn_poller_get(const cn_poller *p, int fd);
 /* Waits up to timeout seconds (< 0: no limit), retrying on EINTR with the time
- * left. Fds found closed are reported with CN_INVALID and forgotten.
+ * left. Fds found closed are reported with CN_INVALID and forgotten. While
+ * events keep being ready at once, it first looks without waiting.
  * Returns the number of events stored in *out, or -1 with errno. */
 int cn_poller_wait(cn_poller *p, double timeout, cn_event **out);
 /* Moves every interest to another backend. Returns 0 or -1 with errno (the

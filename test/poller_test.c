@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -182,6 +183,39 @@ static void large_fd_moves_off_select(void **state) {
 /* Each test once per backend, named after it: "readable_after_write [epoll]". */
 #define ON(fn, backend) \
   { #fn " [" #backend "]", fn, setup_##backend, teardown, NULL }
+/* A poller that saw events ready at once looks without waiting first; when
+ * that finds nothing it must still wait (here with no limit) for what comes
+ * later, and stop looking first. */
+static void loaded_poller_still_waits(void **state) {
+  fixture *f = *state;
+  cn_event *ev;
+  char c;
+  pid_t child;
+  int status;
+  assert_int_equal(cn_poller_set(&f->p, f->sv[0], CN_READ, 0), 0);
+  f->p.hot = 1;
+  assert_int_equal(write(f->sv[1], "x", 1), 1);
+  assert_int_equal(cn_poller_wait(&f->p, -1, &ev), 1);
+  assert_int_equal(f->p.hot, 1);
+  assert_int_equal(read(f->sv[0], &c, 1), 1);
+  child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    usleep(20000);
+    _exit(write(f->sv[1], "y", 1) == 1 ? 0 : 1);
+  }
+  assert_int_equal(cn_poller_wait(&f->p, -1, &ev), 1);
+  assert_int_equal(ev[0].fd, f->sv[0]);
+  assert_int_equal(ev[0].events & CN_READ, CN_READ);
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_int_equal(status, 0);
+  assert_int_equal(read(f->sv[0], &c, 1), 1);
+  assert_int_equal(c, 'y');
+  f->p.hot = 1;
+  assert_int_equal(cn_poller_wait(&f->p, 0.01, &ev), 0);
+  assert_int_equal(f->p.hot, 0);
+}
+
 #ifdef HAVE_SYS_EPOLL_H
 #define BOTH(fn) ON(fn, select), ON(fn, epoll)
 #else
@@ -197,6 +231,7 @@ int main(void) {
     BOTH(setting_the_same_mask_twice_is_harmless),
     BOTH(negative_fd_is_refused),
     BOTH(peer_close_counts_as_readable),
+    BOTH(loaded_poller_still_waits),
     ON(closed_fd_is_reported_invalid, select),
     ON(large_fd_moves_off_select, select),
   };
