@@ -327,6 +327,78 @@ describe("cosock.socket.tcp", function()
     end)
   end)
 
+  describe("bad arguments to receive and send", function()
+    -- The checks LuaSocket makes, with its messages, naming the wrapper's
+    -- method as a call from Lua does; nothing is read or sent.
+    local function errors_of(fn)
+      local errs
+      cosock.spawn(function()
+        local c, s = net.pair()
+        errs = fn(c, s)
+        c:close(); s:close()
+      end, "caller")
+      net.run()
+      return errs
+    end
+
+    it("refuses an unknown pattern, a negative count and a prefix that is not a string", function()
+      local errs = errors_of(function(c)
+        local out = {}
+        for i, args in ipairs { { "x" }, { "l" }, { -1 }, { {} }, { "*l", {} } } do
+          local ok, err = pcall(function()
+            local r = c:receive(table.unpack(args, 1, 2)) -- a method call, as users write it
+            return r
+          end)
+          out[i] = ok and "no error" or err
+        end
+        return out
+      end)
+      assert.has.match("bad argument #1 to 'receive' %(invalid receive pattern%)", errs[1])
+      assert.has.match("bad argument #1 to 'receive' %(invalid receive pattern%)", errs[2])
+      assert.has.match("bad argument #1 to 'receive' %(invalid receive pattern%)", errs[3])
+      assert.has.match("bad argument #1 to 'receive' %(string expected, got table%)", errs[4])
+      assert.has.match("bad argument #2 to 'receive' %(string expected, got table%)", errs[5])
+    end)
+
+    it("takes the patterns LuaSocket takes: a numeric string counts bytes, '*all' reads all", function()
+      local got = errors_of(function(c, s)
+        assert(c:send("abcdefg"))
+        local five = s:receive("5")
+        c:close()
+        return { five, s:receive("*all") }
+      end)
+      assert.same({ "abcde", "fg" }, got)
+    end)
+
+    it("refuses send data that is not a string and bounds that are not numbers", function()
+      local errs = errors_of(function(c)
+        local out = {}
+        for i, args in ipairs { { nil }, { {} }, { "x", {} }, { "x", 1, "y" } } do
+          local ok, err = pcall(function()
+            local r = c:send(table.unpack(args, 1, 3))
+            return r
+          end)
+          out[i] = ok and "no error" or err
+        end
+        return out
+      end)
+      assert.has.match("bad argument #1 to 'send' %(string expected, got nil%)", errs[1])
+      assert.has.match("bad argument #1 to 'send' %(string expected, got table%)", errs[2])
+      assert.has.match("bad argument #2 to 'send' %(number expected, got table%)", errs[3])
+      assert.has.match("bad argument #3 to 'send' %(number expected, got string%)", errs[4])
+    end)
+
+    it("says so when called on something that is not a wrapper", function()
+      assert.has_error(function() socket.tcp.receive({}) end,
+        "cosock: receive on a socket wrapper without an inner socket")
+      assert.has_error(function() socket.tcp.send({}, "x") end,
+        "cosock: send on a socket wrapper without an inner socket")
+      local ok, err = pcall(socket.tcp.receive, 42)
+      assert.is_false(ok)
+      assert.has.match("table expected, got number", err)
+    end)
+  end)
+
   describe("connect and accept", function()
     it("connect returns 1, then 'already connected' on a second connect", function()
       local r = {}

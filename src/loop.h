@@ -146,6 +146,9 @@ int cn_run(lua_State *L);
 void cn_handle_push(lua_State *L, int slot, uint64_t serial, int name);
 void cn_handle_open(lua_State *L);
 
+/* wrapper.c: adds receive, send and wait to the module table on top. */
+void cn_wrapper_open(lua_State *L);
+
 /* metadata.c */
 int cn_get_thread_metadata(lua_State *L);
 

@@ -6,7 +6,8 @@
 --- method table. The inner
 --- object is always non-blocking (settimeout(0)); a call that would block yields
 --- `{self}` to the loop in recvt or sendt, with what is left of the wrapper's timeout,
---- then retries.
+--- then retries. receive, send and that wait are written in C (src/wrapper.c,
+--- exported by cosock.core): they run on every call of every connection.
 ---
 --- Timeouts are LuaSocket's (see settimeout and wait below): by default the
 --- timeout limits each wait ("b"), as in LuaSocket and cosock 0.2.0; a "t" timeout
@@ -25,88 +26,42 @@
 ---                           ("timeout"; tls: "wantread"), set at creation
 ---   _patient                false when a timeout of 0 makes calls fail at once
 
-local luasocket = require "socket"
-
-local yield = coroutine.yield
 local type, tonumber, error, tostring = type, tonumber, error, tostring
 
 local M = {}
 
--- The loop's C core, when it is there: its monotonic clock for call deadlines
--- (LuaSocket's gettime follows the wall clock), and its fast path for our own
--- wrappers (see M.methods and M.close).
-local core
-do
-  local ok, mod = pcall(require, "cosock.core")
-  if ok and type(mod) == "table" then core = mod end
-end
-local clock = core and core.monotime or luasocket.gettime
-M.clock = clock
-local closing = core and core.closing
-local wake_native = core and core.wake
--- Marks a wait as the wrapper's own retry: the loop then builds no ready lists
--- (wait ignores them) and skips the dirty() check (the failed call emptied
--- LuaSocket's buffer). Without the core it is nil, an ordinary 4th value.
-local INTERNAL = core and core.INTERNAL
-M.INTERNAL = INTERNAL
-
-local NOLIMIT = math.huge
+-- The loop's C core: its monotonic clock (LuaSocket's gettime follows the wall
+-- clock), and its fast path for our own wrappers (see M.methods and M.close).
+local core = require "cosock.core"
+M.clock = core.monotime
+local closing = core.closing
+local wake_native = core.wake
+-- Marks the wrappers' and channels' own waits: the loop builds no ready lists
+-- for them and skips the dirty() check.
+M.INTERNAL = core.INTERNAL
 
 -- A wrapper's timeouts live in one raw field, _tm = { block = n|nil, total =
 -- n|nil }, so the hot path reads them without falling through to the method
--- table (a miss there costs hundreds of instructions); settimeout always puts
--- a new table there (wrappers made from another one, like tls from tcp, may
--- share it). The public fields timeout and total mirror them. NO_TIMEOUT
--- stands for "none set" and is never written to.
-local NO_TIMEOUT = {}
+-- table; settimeout always puts a new table there (wrappers made from another
+-- one, like tls from tcp, may share it). The public fields timeout and total
+-- mirror them. NO_TIMEOUT stands for "none set" and is never written to.
+local NO_TIMEOUT = core.NO_TIMEOUT
 M.NO_TIMEOUT = NO_TIMEOUT
 
 local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
 
---- Wait until `self` is ready for `kind` ("recvr" or "sendr") or a timeout, as
---- LuaSocket times its calls: self.timeout (mode "b") limits each wait, self.total
---- (mode "t") the whole call; nil or negative means no limit, 0 fails at once.
---- `deadline` is nil on the first wait of a call and the value this function
---- returned after the previous wait afterwards (the call's total deadline).
---- Returns that deadline, or nil when the call must fail with a timeout.
-local function wait(self, kind, deadline)
-  local tm = self._tm or NO_TIMEOUT
-  local t = tm.block
-  if t ~= nil and t < 0 then t = nil end
-  if t == 0 then return nil end
-  if deadline == nil then
-    local total = tm.total
-    if total == nil or total < 0 then
-      deadline = NOLIMIT
-    elseif total == 0 then
-      return nil
-    else
-      deadline = clock() + total
-    end
-  end
-  if deadline ~= NOLIMIT then
-    local left = deadline - clock()
-    if left <= 0 then return nil end
-    if t == nil or left < t then t = left end
-  end
-  local err, _
-  if kind == "recvr" then
-    local w = self._recvt
-    if w == nil then w = { self }; self._recvt = w end
-    _, _, err = yield(w, nil, t, INTERNAL)
-  else
-    local w = self._sendt
-    if w == nil then w = { self }; self._sendt = w end
-    _, _, err = yield(nil, w, t, INTERNAL)
-  end
-  if err == "timeout" then return nil end
-  return deadline
-end
-M.wait = wait
+--- wait(self, kind, deadline) -> deadline | nil: wait until `self` is ready for
+--- `kind` ("recvr" or "sendr") or a timeout, as LuaSocket times its calls:
+--- self.timeout (mode "b") limits each wait, self.total (mode "t") the whole
+--- call; nil or negative means no limit, 0 fails at once. `deadline` is nil on
+--- the first wait of a call and the value the previous wait returned afterwards.
+--- nil back means the call must fail with a timeout. (C: src/wrapper.c.)
+M.wait = core.wait
 
---- Which wait a failed receive / send asks for, by the error the inner object gave.
+--- Which wait a failed call asks for, by the error the inner object gave.
 --- LuaSocket only says "timeout"; LuaSec says "wantread"/"wantwrite" (a TLS receive
 --- may need the socket writable during a renegotiation, and the other way round).
+--- receive and send (C) map errors the same way.
 local RECV_WAIT = { timeout = "recvr", wantread = "recvr", wantwrite = "sendr" }
 local SEND_WAIT = { timeout = "sendr", wantwrite = "sendr", wantread = "recvr" }
 M.RECV_WAIT, M.SEND_WAIT = RECV_WAIT, SEND_WAIT
@@ -164,7 +119,7 @@ function M._wake(self, kind)
   local fn = field and self[field]
   if fn == nil then
     -- The loop parks tasks on our wrappers without handing them a waker.
-    if field and wake_native then return wake_native(self, kind) end
+    if field then return wake_native(self, kind) end
     return false
   end
   self[field] = nil
@@ -178,12 +133,10 @@ function M.close(self)
   local inner = self.inner_sock
   self._closed = true
   self._fd = nil
-  if closing then
-    -- The loop wakes the tasks it parked on this socket itself (without the
-    -- wakers below) and forgets the fd while it is still open.
-    local fd = inner:getfd()
-    if fd and fd >= 0 then closing(fd) end
-  end
+  -- The loop wakes the tasks it parked on this socket itself (without the
+  -- wakers below) and forgets the fd while it is still open.
+  local fd = inner:getfd()
+  if fd and fd >= 0 then closing(fd) end
   local a, b = inner:close()
   local fn = self._recvr_waker
   if fn ~= nil then self._recvr_waker = nil; fn() end
@@ -192,84 +145,13 @@ function M.close(self)
   return a, b
 end
 
----------------------------------------------------------------------------
--- receive / send with retry (tcp and tls)
----------------------------------------------------------------------------
-
--- Does the pattern read until closed ("*a", or "a" as LuaSocket 3 also accepts)?
-local function reads_all(pattern)
-  return type(pattern) == "string" and (pattern == "*a" or pattern == "a")
-end
-
--- The slow path of receive: the first try did not complete. `partial` always holds
--- everything received so far with the prefix in front (LuaSocket returns it that
--- way), so it is handed back as the next prefix: each byte is kept exactly once and
--- a byte count keeps counting the prefix, like LuaSocket's receive(n, prefix).
-local function receive_slow(self, inner, pattern, err, partial)
-  local deadline, data
-  while true do
-    local kind = RECV_WAIT[err]
-    if kind == nil then
-      if err == "closed" and reads_all(pattern) and not self._closed then
-        -- "*a": the peer closing ends the data; what came is the result.
-        return partial or ""
-      end
-      return nil, err, partial
-    end
-    deadline = wait(self, kind, deadline)
-    if deadline == nil then return nil, err, partial end
-    data, err, partial = inner:receive(pattern, partial)
-    if data ~= nil then return data end
-  end
-end
-
 --- receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte count)
---- that waits instead of failing with "timeout"/"wantread".
-function M.receive(self, pattern, prefix)
-  local inner = self.inner_sock
-  -- LuaSocket tests a string pattern with lua_isnumber, which runs strtod on
-  -- it every call; "*l" is also its default, so pass nil for it (same result).
-  if pattern == "*l" then pattern = nil end
-  if self._sent then
-    -- Right after a send, the answer has almost never arrived yet: a first try
-    -- would be a recv() that fails. When this call may wait anyway and nothing
-    -- is buffered, wait first; data already there makes the wait end at once.
-    self._sent = false -- false, not nil: a field that stays set reads fastest
-    if self._patient and not inner:dirty() then
-      -- as if the first try had failed: with the error the inner object gives
-      -- when it would block ("timeout", LuaSec's "wantread")
-      return receive_slow(self, inner, pattern, self._wouldblock, prefix)
-    end
-  end
-  local data, err, partial = inner:receive(pattern, prefix)
-  if data ~= nil then return data end
-  return receive_slow(self, inner, pattern, err, partial)
-end
-
--- The slow path of send: `last` is the absolute index of the last byte sent, so
--- the retry starts right after it and the peer gets every byte once.
-local function send_slow(self, inner, data, j, err, last)
-  local deadline, done
-  while true do
-    local kind = SEND_WAIT[err]
-    if kind == nil then return nil, err, last end
-    deadline = wait(self, kind, deadline)
-    if deadline == nil then return nil, err, last end
-    done, err, last = inner:send(data, last + 1, j)
-    if done ~= nil then return done end
-  end
-end
-
---- send(data, i, j): LuaSocket's send; a send larger than the socket buffer waits
---- for writability and sends the rest. Returns the index of the last byte sent, or
---- nil, err, last-byte-sent.
-function M.send(self, data, i, j)
-  local inner = self.inner_sock
-  local done, err, last = inner:send(data, i, j)
-  self._sent = true
-  if done ~= nil then return done end
-  return send_slow(self, inner, data, j, err, last)
-end
+--- that waits instead of failing with "timeout"/"wantread"; after a send it waits
+--- before its first recv() when nothing is buffered. send(data, i, j): LuaSocket's
+--- send; what does not fit the socket buffer waits for writability and goes after.
+--- Both in C (src/wrapper.c), for tcp and tls.
+M.receive = core.receive
+M.send = core.send
 
 ---------------------------------------------------------------------------
 -- Builders, run once per method name when a module loads (never per call)
@@ -325,7 +207,7 @@ end
 --- Tells the loop that objects with metatable mt are wrappers built on this
 --- module (wait/close/_wake/setfd below); returns mt.
 function M.native(mt)
-  if core and core.register_native then core.register_native(mt) end
+  core.register_native(mt)
   return mt
 end
 

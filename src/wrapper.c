@@ -1,0 +1,393 @@
+/* wrapper: the hot methods of the project's socket wrappers (cosock.socket.wrap),
+ * receive and send, and the wait between two tries of a call, in C.
+ *
+ * A wrapper is a table { inner_sock = <non-blocking LuaSocket/LuaSec object>,
+ * _tm = { block = n|nil, total = n|nil }, _wouldblock, _patient, ... } (the
+ * fields are listed in wrap.lua). A call tries the inner object; when that
+ * fails with "timeout"/"wantread"/"wantwrite", it yields
+ * ({self}, nil, t, INTERNAL) or (nil, {self}, t, INTERNAL) to the loop and
+ * tries again when resumed, from a continuation (lua_yieldk). Written in Lua
+ * this was most of the instructions a round trip spends outside LuaSocket.
+ *
+ * Timeouts are LuaSocket's: _tm.block ("b") limits each wait, _tm.total
+ * ("t") the whole call; nil or negative means no limit, 0 fails at once with
+ * the inner object's own values. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "clock.h"
+#include "loop.h"
+
+/* The field and method names the functions read, as upvalues: pushing an
+ * upvalue costs a fraction of interning a C string again (lua_pushstring). */
+#define KEYS(X) \
+  X(INNER_SOCK, "inner_sock") X(SENT, "_sent") X(PATIENT, "_patient") \
+  X(WOULDBLOCK, "_wouldblock") X(TM, "_tm") X(BLOCK, "block") X(TOTAL, "total") \
+  X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") \
+  X(RECEIVE, "receive") X(SEND, "send") X(DIRTY, "dirty") \
+  X(TIMEOUT, "timeout") X(WANTREAD, "wantread") X(WANTWRITE, "wantwrite") \
+  X(CLOSEDERR, "closed") X(LINE, "*l")
+/* After them, one more upvalue: NO_TIMEOUT, the shared empty _tm. */
+#define KEY_ENUM(name, str) UP_##name,
+enum { UP_NONE_ = 0, KEYS(KEY_ENUM) UP_NO_TIMEOUT, UP_COUNT_ };
+#define KEY(k) lua_upvalueindex(UP_##k)
+
+/* Which wait a failed call asks for, by the inner object's error: LuaSocket
+ * says "timeout"; LuaSec "wantread"/"wantwrite" (a TLS receive may need the
+ * socket writable during a renegotiation, and the other way round). -1: the
+ * error is final. */
+static int wait_kind(lua_State *L, int err, int own) {
+  if (lua_rawequal(L, err, KEY(TIMEOUT))) return own;
+  if (lua_rawequal(L, err, KEY(WANTREAD))) return K_RECV;
+  if (lua_rawequal(L, err, KEY(WANTWRITE))) return K_SEND;
+  return -1;
+}
+
+/* Pushes self[key] without metamethods (the wrapper's fields are raw). */
+static int rawfield(lua_State *L, int self, int key) {
+  lua_pushvalue(L, key);
+  return lua_rawget(L, self);
+}
+
+static void set_sent(lua_State *L, int self, int sent) {
+  lua_pushvalue(L, KEY(SENT));
+  lua_pushboolean(L, sent);
+  lua_rawset(L, self);
+}
+
+static lua_Number timeout_field(lua_State *L, int tm, int key, int *set) {
+  lua_Number v = 0;
+  *set = 0;
+  if (tm && rawfield(L, tm, key) == LUA_TNUMBER) {
+    v = lua_tonumber(L, -1);
+    *set = v >= 0;
+  }
+  if (tm) lua_pop(L, 1);
+  return v;
+}
+
+/* Starts a wait of the wrapper at self for kind. dl is the stack slot of the
+ * call's deadline: nil before its first wait, then kept there across waits.
+ * Returns 0 when the call must fail with a timeout now; otherwise pushes the
+ * four values to yield and returns 4. */
+static int wait_begin(lua_State *L, int self, int kind, int dl) {
+  int tm = 0, has_block, has_total;
+  lua_Number block, total, deadline, left;
+  luaL_checkstack(L, 6, NULL);
+  if (rawfield(L, self, KEY(TM)) == LUA_TTABLE && !lua_rawequal(L, -1, KEY(NO_TIMEOUT)))
+    tm = lua_gettop(L);
+  block = timeout_field(L, tm, KEY(BLOCK), &has_block);
+  total = timeout_field(L, tm, KEY(TOTAL), &has_total);
+  lua_pop(L, 1);
+  if (has_block && block == 0) return 0;
+  if (lua_isnil(L, dl)) {
+    if (!has_total) deadline = HUGE_VAL;
+    else if (total == 0) return 0;
+    else deadline = cn_clock_now() + total;
+    lua_pushnumber(L, deadline);
+    lua_replace(L, dl);
+  }
+  deadline = lua_tonumber(L, dl);
+  if (deadline != HUGE_VAL) {
+    left = deadline - cn_clock_now();
+    if (left <= 0) return 0;
+    if (!has_block || left < block) block = left, has_block = 1;
+  }
+  /* The wait table {self} is made once per wrapper and kind. */
+  if (rawfield(L, self, kind == K_RECV ? KEY(RECVT) : KEY(SENDT)) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 1, 0);
+    lua_pushvalue(L, self);
+    lua_rawseti(L, -2, 1);
+    lua_pushvalue(L, kind == K_RECV ? KEY(RECVT) : KEY(SENDT));
+    lua_pushvalue(L, -2);
+    lua_rawset(L, self);
+  }
+  if (kind == K_SEND) lua_pushnil(L), lua_insert(L, -2);
+  else lua_pushnil(L);
+  if (has_block) lua_pushnumber(L, block);
+  else lua_pushnil(L);
+  lua_pushlightuserdata(L, CN_INTERNAL);
+  return 4;
+}
+
+/* After a wait: true when the loop ended it with a timeout (its values are
+ * on top of the stack, the third is the error). */
+static int wait_timed_out(lua_State *L, int base) {
+  return lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT));
+}
+
+/* Pushes inner's method name and inner, ready for the arguments and lua_call. */
+static void push_method(lua_State *L, int inner, int name) {
+  lua_pushvalue(L, name);
+  lua_gettable(L, inner);
+  lua_pushvalue(L, inner);
+}
+
+static int check_inner(lua_State *L, int self, const char *what) {
+  int type = rawfield(L, self, KEY(INNER_SOCK));
+  if (type != LUA_TUSERDATA && type != LUA_TTABLE)
+    return luaL_error(L, "cosock: %s on a socket wrapper without an inner socket", what);
+  return lua_gettop(L);
+}
+
+/* ---- receive ----------------------------------------------------------------
+ * Stack while it runs: 1 self, 2 pattern, 3 partial (the prefix at first),
+ * 4 inner, 5 err, 6 deadline. */
+enum { RV_SELF = 1, RV_PATTERN, RV_PARTIAL, RV_INNER, RV_ERR, RV_DEADLINE };
+
+static int receive_k(lua_State *L, int status, lua_KContext ctx);
+
+/* Does the pattern read until the peer closes ("*a")? */
+static int reads_all(lua_State *L) {
+  const char *p;
+  if (lua_type(L, RV_PATTERN) != LUA_TSTRING) return 0;
+  p = lua_tostring(L, RV_PATTERN);
+  return p[0] == '*' && p[1] == 'a';
+}
+
+/* The inner receive failed with err: wait and try again, or give up. */
+static int receive_wait(lua_State *L) {
+  int kind = wait_kind(L, RV_ERR, K_RECV), n;
+  if (kind < 0) {
+    if (lua_rawequal(L, RV_ERR, KEY(CLOSEDERR)) && reads_all(L)) {
+      int closed = rawfield(L, RV_SELF, KEY(CLOSED)) != LUA_TNIL && lua_toboolean(L, -1);
+      lua_pop(L, 1);
+      if (!closed) {
+        /* "*a": the peer closing ends the data; what came is the result. */
+        if (lua_isnil(L, RV_PARTIAL)) lua_pushliteral(L, "");
+        else lua_pushvalue(L, RV_PARTIAL);
+        return 1;
+      }
+    }
+  } else if ((n = wait_begin(L, RV_SELF, kind, RV_DEADLINE)) > 0) {
+    return lua_yieldk(L, n, 0, receive_k);
+  }
+  lua_settop(L, RV_DEADLINE);
+  lua_pushnil(L);
+  lua_pushvalue(L, RV_ERR);
+  lua_pushvalue(L, RV_PARTIAL);
+  return 3;
+}
+
+/* One try of the inner receive with what the stack holds. */
+static int receive_try(lua_State *L) {
+  lua_settop(L, RV_DEADLINE);
+  push_method(L, RV_INNER, KEY(RECEIVE));
+  lua_pushvalue(L, RV_PATTERN);
+  lua_pushvalue(L, RV_PARTIAL);
+  lua_call(L, 3, 3);                           /* data, err, partial */
+  if (!lua_isnil(L, -3)) {
+    lua_settop(L, RV_DEADLINE + 1);
+    return 1;
+  }
+  lua_copy(L, -2, RV_ERR);
+  lua_copy(L, -1, RV_PARTIAL);
+  lua_settop(L, RV_DEADLINE);
+  return receive_wait(L);
+}
+
+static int receive_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  if (wait_timed_out(L, RV_DEADLINE)) {
+    lua_settop(L, RV_DEADLINE);
+    lua_pushnil(L);
+    lua_pushvalue(L, RV_ERR);
+    lua_pushvalue(L, RV_PARTIAL);
+    return 3;
+  }
+  return receive_try(L);
+}
+
+/* LuaSocket (3.1, and LuaSec's copy of its buffer) checks these before it
+ * reads anything: a count >= 0, or a string starting "*l" or "*a" (nil is
+ * "*l"), and a string prefix. Checking them here first gives the messages it
+ * gave when the wrapper was Lua, naming this method. */
+static void check_receive_args(lua_State *L) {
+  int type = lua_type(L, RV_PARTIAL);
+  if (type != LUA_TNIL && type != LUA_TSTRING) luaL_optlstring(L, RV_PARTIAL, NULL, NULL);
+  if (lua_rawequal(L, RV_PATTERN, KEY(LINE))) {
+    /* LuaSocket tests a string pattern with lua_isnumber, which runs strtod
+     * on it; "*l" is its default, so pass nil for it (same result). */
+    lua_pushnil(L);
+    lua_replace(L, RV_PATTERN);
+    return;
+  }
+  type = lua_type(L, RV_PATTERN);
+  if (type == LUA_TNUMBER ||
+      (type == LUA_TSTRING && lua_tostring(L, RV_PATTERN)[0] != '*' && lua_isnumber(L, RV_PATTERN))) {
+    luaL_argcheck(L, lua_tonumber(L, RV_PATTERN) >= 0, RV_PATTERN, "invalid receive pattern");
+  } else {
+    const char *p = luaL_optstring(L, RV_PATTERN, "*l");
+    luaL_argcheck(L, p[0] == '*' && (p[1] == 'l' || p[1] == 'a'), RV_PATTERN,
+                  "invalid receive pattern");
+  }
+}
+
+/* receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte
+ * count) that waits instead of failing with "timeout"/"wantread". */
+static int w_receive(lua_State *L) {
+  int inner;
+  luaL_checktype(L, RV_SELF, LUA_TTABLE);
+  lua_settop(L, RV_PARTIAL);
+  check_receive_args(L);
+  inner = check_inner(L, RV_SELF, "receive");
+  (void)inner;                                 /* == RV_INNER */
+  lua_pushnil(L);                              /* err */
+  lua_pushnil(L);                              /* deadline */
+  if (rawfield(L, RV_SELF, KEY(SENT)) == LUA_TBOOLEAN && lua_toboolean(L, -1)) {
+    int wait_first;
+    lua_pop(L, 1);
+    /* false, not nil: a field that stays set is the fastest to write. */
+    set_sent(L, RV_SELF, 0);
+    /* Right after a send the answer has almost never arrived: a first try
+     * would be a recv() that fails. When the call may wait and nothing is
+     * buffered, wait first (data already there ends the wait at once), as
+     * if the first try had failed with the inner object's would-block error. */
+    wait_first = rawfield(L, RV_SELF, KEY(PATIENT)) != LUA_TNIL && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (wait_first) {
+      lua_pushvalue(L, KEY(DIRTY));
+      if (lua_gettable(L, RV_INNER) == LUA_TFUNCTION) {
+        lua_pushvalue(L, RV_INNER);
+        lua_call(L, 1, 1);
+        wait_first = !lua_toboolean(L, -1);
+      } else {
+        wait_first = 1;
+      }
+      lua_pop(L, 1);
+    }
+    if (wait_first) {
+      rawfield(L, RV_SELF, KEY(WOULDBLOCK));
+      lua_replace(L, RV_ERR);
+      return receive_wait(L);
+    }
+  } else {
+    lua_pop(L, 1);
+  }
+  return receive_try(L);
+}
+
+/* ---- send ---------------------------------------------------------------------
+ * Stack while it runs: 1 self, 2 data, 3 i, 4 j, 5 inner, 6 err, 7 last byte
+ * sent, 8 deadline. */
+enum { SD_SELF = 1, SD_DATA, SD_I, SD_J, SD_INNER, SD_ERR, SD_LAST, SD_DEADLINE };
+
+static int send_k(lua_State *L, int status, lua_KContext ctx);
+
+static int send_fail(lua_State *L) {
+  lua_settop(L, SD_DEADLINE);
+  lua_pushnil(L);
+  lua_pushvalue(L, SD_ERR);
+  lua_pushvalue(L, SD_LAST);
+  return 3;
+}
+
+/* Sends data[i..j], i at index start; returns 1 with the result on top when
+ * done, 0 with err and last stored when it must wait or fail. */
+static int send_try(lua_State *L, int start) {
+  lua_settop(L, SD_DEADLINE);
+  push_method(L, SD_INNER, KEY(SEND));
+  lua_pushvalue(L, SD_DATA);
+  lua_pushvalue(L, start);
+  lua_pushvalue(L, SD_J);
+  lua_call(L, 4, 3);                           /* done, err, last */
+  if (!lua_isnil(L, -3)) {
+    lua_pop(L, 2);
+    return 1;
+  }
+  lua_copy(L, -2, SD_ERR);
+  lua_copy(L, -1, SD_LAST);
+  lua_settop(L, SD_DEADLINE);
+  return 0;
+}
+
+static int send_wait(lua_State *L) {
+  int kind = wait_kind(L, SD_ERR, K_SEND), n;
+  if (kind >= 0 && (n = wait_begin(L, SD_SELF, kind, SD_DEADLINE)) > 0)
+    return lua_yieldk(L, n, 0, send_k);
+  return send_fail(L);
+}
+
+static int send_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  if (wait_timed_out(L, SD_DEADLINE)) return send_fail(L);
+  lua_settop(L, SD_DEADLINE);
+  if (!lua_isnumber(L, SD_LAST))
+    return luaL_error(L, "cosock: send: the inner socket's send failed without a byte count");
+  /* The retry starts right after the last byte sent: each byte goes once. */
+  lua_pushnumber(L, lua_tonumber(L, SD_LAST) + 1);
+  lua_replace(L, SD_LAST);
+  if (send_try(L, SD_LAST)) return 1;
+  return send_wait(L);
+}
+
+/* send(data, i, j): LuaSocket's send; what does not fit the socket buffer
+ * waits for writability and goes after. Returns the index of the last byte
+ * sent, or nil, err, last byte sent. */
+static int w_send(lua_State *L) {
+  luaL_checktype(L, SD_SELF, LUA_TTABLE);
+  lua_settop(L, SD_J);
+  luaL_checklstring(L, SD_DATA, NULL);
+  luaL_optnumber(L, SD_I, 1);
+  luaL_optnumber(L, SD_J, -1);
+  check_inner(L, SD_SELF, "send");
+  lua_pushnil(L);                              /* err */
+  lua_pushnil(L);                              /* last */
+  lua_pushnil(L);                              /* deadline */
+  {
+    int done = send_try(L, SD_I);
+    set_sent(L, SD_SELF, 1);
+    if (done) return 1;
+  }
+  return send_wait(L);
+}
+
+/* ---- wait ---------------------------------------------------------------------
+ * wait(self, kind, deadline) -> deadline | nil: the wait between two tries of
+ * the wrappers' other calls (accept, connect, handshakes, udp). deadline is
+ * nil on the first wait of a call and the value returned by the previous one
+ * afterwards; nil back means the call must fail with a timeout. */
+static int wait_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  if (wait_timed_out(L, 3)) return 0;
+  lua_settop(L, 3);
+  return 1;
+}
+
+static int w_wait(lua_State *L) {
+  static const char *const kinds[] = {"recvr", "sendr", NULL};
+  int kind, n;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  kind = luaL_checkoption(L, 2, NULL, kinds);
+  lua_settop(L, 3);
+  if (!lua_isnil(L, 3)) luaL_checknumber(L, 3);
+  n = wait_begin(L, 1, kind, 3);
+  if (n == 0) return 0;
+  return lua_yieldk(L, n, 0, wait_k);
+}
+
+#define KEY_STRING(name, str) str,
+void cn_wrapper_open(lua_State *L) {
+  static const luaL_Reg funcs[] = {
+    {"receive", w_receive},
+    {"send", w_send},
+    {"wait", w_wait},
+    {NULL, NULL}
+  };
+  static const char *const keys[] = { KEYS(KEY_STRING) NULL };
+  int i;
+  luaL_checkstack(L, UP_COUNT_, NULL);
+  for (i = 0; keys[i]; i++) lua_pushstring(L, keys[i]);
+  lua_newtable(L);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -UP_COUNT_ - 1, "NO_TIMEOUT");
+  luaL_setfuncs(L, funcs, UP_COUNT_ - 1);
+}
