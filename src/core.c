@@ -68,7 +68,7 @@ static int l_spawn(lua_State *L) {
   lua_pushvalue(L, 4);
   lua_rawseti(L, -2, slot);                    /* may raise: nothing is committed yet */
   lua_pop(L, 1);
-  cn_task_new(lp);                             /* cannot fail */
+  cn_task_new(lp)->co = co;                    /* cannot fail */
   return 1;
 }
 
@@ -173,9 +173,8 @@ static int l_wake(lua_State *L) {
   key = (int)fd * 2 + kind;
   t = lp->natslot[key] ? cn_task_get(lp, lp->natslot[key] - 1) : NULL;
   if (t == NULL || t->waits[lp->natwait[key]].fired) return lua_pushboolean(L, 0), 1;
-  cn_push_record(L, lp, t->slot);
-  lua_rawgeti(L, -1, R_WAIT + lp->natwait[key]);
-  if (!lua_rawequal(L, -1, 1)) return lua_pushboolean(L, 0), 1; /* another wrapper */
+  if (t->waits[lp->natwait[key]].obj != lua_topointer(L, 1))
+    return lua_pushboolean(L, 0), 1;           /* another wrapper on that fd */
   cn_deliver(L, lp, t, lp->natwait[key]);
   lua_pushboolean(L, 1);
   return 1;
@@ -221,7 +220,7 @@ int luaopen_cosock_core(lua_State *L) {
   lp = lua_newuserdata(L, sizeof *lp);         /* loop */
   memset(lp, 0, sizeof *lp);
   lp->backend0 = b;
-  lp->current = lp->parking = -1;
+  lp->current = lp->parking = lp->pre.slot = -1;
   init_lists(lp);
   th_init(&lp->timers);
   luaL_newmetatable(L, LOOP_MT);

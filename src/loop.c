@@ -42,20 +42,20 @@ static int raise_task_error(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co
   return lua_error(L);
 }
 
-/* Steps 4.1.1 - 4.1.5 of the outline for one ready task. */
+/* Steps 4.1.1 - 4.1.5 of the outline for one ready task. Stack: top + 1 is
+ * its record (nil for a bare wait, which needs none), then what it yields. */
 static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   cn_task *t = lp->slots[slot];
-  lua_State *co;
-  int status, nres, top = lua_gettop(L), timed_out = t->timed_out;
+  lua_State *co = t->co;
+  int status, nres, top = lua_gettop(L), timed_out = t->timed_out, bare;
   int lists = !t->internal; /* an INTERNAL wait never got ready lists */
   lp->current = slot;
-  cn_push_record(L, lp, slot);                 /* rec */
+  if (t->bare) lua_pushnil(L);
+  else cn_push_record(L, lp, slot);            /* rec */
   /* Clear its timer and take back its wakers before it runs. */
-  cn_unpark(L, lp, t, 0, top + 1);
+  cn_unpark(L, lp, t, 0, t->bare ? 0 : top + 1);
   t = cn_task_get(lp, slot);
   if (t == NULL) { lp->current = -1; lua_settop(L, top); return; } /* a setwaker cancelled it */
-  lua_rawgeti(L, top + 1, R_CO);               /* rec, co */
-  co = lua_tothread(L, -1);
   if (!is_resumable(co)) {                     /* resumed behind the loop's back */
     lua_settop(L, top);
     lp->current = -1;
@@ -65,14 +65,15 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   t->state = T_RUNNING;
   t->last_wake = (long long)time(NULL);
   t->timed_out = 0;
+  if (!lua_checkstack(co, 3)) luaL_error(L, "cosock: out of memory");
   if (timed_out) {                             /* a timed-out wait has no lists */
-    lua_pushnil(L);
-    lua_pushnil(L);
-    lua_pushliteral(L, "timeout");
+    lua_pushnil(co);
+    lua_pushnil(co);
+    lua_pushliteral(co, "timeout");
   } else if (!lists) {
-    lua_pushnil(L);
-    lua_pushnil(L);
-    lua_pushnil(L);
+    lua_pushnil(co);
+    lua_pushnil(co);
+    lua_pushnil(co);
   } else {
     int kind;
     for (kind = K_RECV; kind <= K_SEND; kind++) {
@@ -82,21 +83,35 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
       }
     }
     lua_pushnil(L);
+    lua_xmove(L, co, 3);
   }
-  lua_xmove(L, co, 3);
+  lp->current_co = co;
   status = lua_resume(co, L, 3);
+  lp->current_co = NULL;
+  bare = lp->pre.slot == slot;
+  lp->pre.slot = -1;
   /* From here on an error belongs to the yield or to an object, not to a task
    * being resumed: recovery must not drop the task for it. */
   lp->current = -1;
   t = lp->slots[slot];
   if (status == LUA_YIELD) {
     nres = lua_gettop(co);
-    if (nres > 4) lua_pop(co, nres - 4);
-    luaL_checkstack(L, 4, NULL);
-    lua_xmove(co, L, nres < 4 ? nres : 4);
-    lua_settop(L, top + 2 + 4);                /* rec, co, recvt, sendt, timeout, mark */
-    lua_settop(co, 0);
-    cn_park(L, lp, slot, top + 3, top + 1);
+    luaL_checkstack(L, 6, NULL);
+    if (bare && nres == 1) {                   /* cn_prepark: the wrapper alone */
+      lp->pre.slot = slot;
+      lua_xmove(co, L, 1);
+      cn_park_bare(L, lp, slot, top + 2);
+    } else {
+      if (nres > 4) lua_pop(co, nres - 4);
+      if (lua_isnil(L, top + 1)) {
+        cn_push_record(L, lp, slot);
+        lua_replace(L, top + 1);
+      }
+      lua_xmove(co, L, nres < 4 ? nres : 4);
+      lua_settop(L, top + 1 + 4);              /* rec, recvt, sendt, timeout, mark */
+      lua_settop(co, 0);
+      cn_park(L, lp, slot, top + 2, top + 1);
+    }
   } else if (status == LUA_OK) {
     lua_settop(co, 0);
     cn_task_free(L, lp, t);
@@ -144,10 +159,12 @@ static int run_passes(lua_State *L) {
     if (lp->live == 0 && lp->lists[lp->ready].n == 0) break;
     /* Step 8: interest is kept per fd; only drop what ended this pass. */
     cn_fd_apply(lp);
-    /* Steps 9-10. */
-    now = cn_clock_now();
-    run_timers(lp, now);
-    next = th_top(&lp->timers);
+    /* Steps 9-10 (no timers: no clock to read). */
+    if ((next = th_top(&lp->timers)) != NULL) {
+      now = cn_clock_now();
+      run_timers(lp, now);
+      next = th_top(&lp->timers);
+    }
     if (lp->lists[lp->ready].n > 0) timeout = 0;
     else if (next) timeout = next->when > now ? next->when - now : 0;
     else timeout = -1;
@@ -197,7 +214,8 @@ int cn_run(lua_State *L) {
     return luaL_error(L, "cosock.run: the loop is already running (run was called from inside a task)");
   lua_settop(L, 0);
   lp->running = 1;
-  lp->current = lp->parking = -1;
+  lp->current = lp->parking = lp->pre.slot = -1;
+  lp->current_co = NULL;
   lua_pushvalue(L, LOOP_UPVALUE);
   lua_pushcclosure(L, run_passes, 1);
   status = lua_pcall(L, 0, 0, 0);

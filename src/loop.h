@@ -35,6 +35,7 @@ enum task_state {
 enum { L_NONE = 0, L_A = 1, L_B = 2 }; /* which run list a task is linked in */
 
 typedef struct cn_wait {
+  const void *obj;      /* the object (native waits: its identity for core.wake) */
   int fd;               /* polled fd, -1 when the object is not polled */
   unsigned char kind;   /* K_RECV or K_SEND */
   unsigned char native; /* one of the project's wrappers: no Lua protocol calls */
@@ -51,6 +52,8 @@ typedef struct cn_task {
   unsigned char timed_out;
   unsigned char has_timeout;
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
+  unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
+  lua_State *co;            /* its coroutine (kept alive by the record) */
   int prev, next;           /* run list links (slot numbers, -1 ends) */
   cn_wait *waits;
   int nwait, capwait;
@@ -73,6 +76,12 @@ typedef struct cn_loop {
   unsigned char ready;      /* which of L_A/L_B is the ready list */
   int running;              /* run() is on the C stack */
   int current;              /* slot being resumed, -1 */
+  lua_State *current_co;    /* its coroutine while lua_resume runs, else NULL */
+  struct {                  /* a wait announced by cn_prepark for the next yield */
+    int slot;               /* -1: none */
+    unsigned char kind, has_timeout;
+    double timeout;
+  } pre;
   int parking;              /* slot being parked, -1 */
   int nset;                 /* wakers handed out so far while parking */
   uint64_t serials;
@@ -127,6 +136,13 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec);
 int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int rec);
 void cn_rollback_park(lua_State *L, cn_loop *lp);
 void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
+/* For the project's wrappers (wrapper.c): when L is the task the loop is
+ * resuming and may yield, notes a wait for kind with an optional timeout
+ * and returns 1; the caller then yields the wrapper alone, and the loop
+ * parks the task with cn_park_bare (no yield tuple to read, no record
+ * entries). Returns 0 otherwise (the caller yields the usual tuple). */
+int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout);
+void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
 int cn_is_native(lua_State *L, cn_loop *lp, int obj);
 
 /* fdset.c */
@@ -146,7 +162,8 @@ int cn_run(lua_State *L);
 void cn_handle_push(lua_State *L, int slot, uint64_t serial, int name);
 void cn_handle_open(lua_State *L);
 
-/* wrapper.c: adds receive, send and wait to the module table on top. */
+/* wrapper.c: adds receive, send and wait to the module table on top (the
+ * loop just below it). */
 void cn_wrapper_open(lua_State *L);
 
 /* metadata.c */

@@ -150,6 +150,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
       lua_pop(L, 1);
     }
     ensure_waits(L, t, t->nwait + 1);
+    t->waits[t->nwait].obj = lua_topointer(L, -1);
     t->waits[t->nwait].fd = -1;
     t->waits[t->nwait].kind = (unsigned char)kind;
     t->waits[t->nwait].native = (unsigned char)native;
@@ -219,6 +220,7 @@ static int park_wrapper(lua_State *L, cn_loop *lp, cn_task *t, int rec, int args
   if (lua_rawgeti(L, set, 1) == LUA_TTABLE) native = cn_is_native(L, lp, lua_gettop(L));
   if (!native) { lua_pop(L, 1); return 0; }
   ensure_waits(L, t, 1);
+  t->waits[0].obj = lua_topointer(L, -1);
   t->waits[0].fd = -1;
   t->waits[0].kind = (unsigned char)kind;
   t->waits[0].native = 1;
@@ -246,6 +248,53 @@ static int is_dirty(lua_State *L, int obj) {
   }
   lua_settop(L, top);
   return dirty;
+}
+
+/* A parked task with a timeout gets its timer (a wait may already be over). */
+static void arm_timer(cn_loop *lp, cn_task *t) {
+  double timeout = t->timeout;
+  if (!t->has_timeout || t->state != T_PARKED) return;
+  if (timeout > ONE_YEAR) timeout = ONE_YEAR;
+  th_push(&lp->timers, &t->timer, cn_clock_now() + (timeout > 0 ? timeout : 0));
+}
+
+int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout) {
+  if (lp->current < 0 || lp->current_co != L || !lua_isyieldable(L)) return 0;
+  lp->pre.slot = lp->current;
+  lp->pre.kind = (unsigned char)kind;
+  lp->pre.has_timeout = (unsigned char)has_timeout;
+  lp->pre.timeout = timeout;
+  return 1;
+}
+
+/* Parks task slot on the wrapper at obj for the wait cn_prepark noted. The
+ * wrapper stays alive on the task's stack while it waits, so the record
+ * keeps nothing; errors are raised as cn_park raises them. */
+void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
+  cn_task *t = cn_task_get(lp, slot);
+  int kind = lp->pre.kind;
+  lp->pre.slot = -1;
+  lp->parking = slot;
+  lp->nset = 0;
+  t->internal = t->bare = 1;
+  t->timed_out = 0;
+  t->has_timeout = lp->pre.has_timeout;
+  t->timeout = lp->pre.timeout;
+  t->nrecvt = kind == K_RECV;
+  t->nsendt = kind == K_SEND;
+  ensure_waits(L, t, 1);
+  t->waits[0].obj = lua_topointer(L, obj);
+  t->waits[0].fd = -1;
+  t->waits[0].kind = (unsigned char)kind;
+  t->waits[0].native = 1;
+  t->waits[0].fired = 0;
+  t->nwait = 1;
+  t->waitid = ++lp->waitids;
+  t->state = T_PARKED;
+  lp->nset = 1;
+  find_fd(L, lp, t, 0, obj);
+  arm_timer(lp, t);
+  lp->parking = -1;
 }
 
 /* Parks task slot, whose yield left (recvt, sendt, timeout) at args.. args+2.
@@ -302,10 +351,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
     lua_pop(L, 1);
   }
 armed:
-  if (t->has_timeout && t->state == T_PARKED) {
-    if (timeout > ONE_YEAR) timeout = ONE_YEAR;
-    th_push(&lp->timers, &t->timer, cn_clock_now() + (timeout > 0 ? timeout : 0));
-  }
+  arm_timer(lp, t);
   lp->parking = -1;
   /* Buffered data counts as readable at once, as in LuaSocket's select. */
   for (i = 0; i < t->nwait && t->state == T_PARKED && !t->internal; i++) {
@@ -337,6 +383,12 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
   t->waitid = 0;
   t->nwait = 0;
   if (n == 0) return 0;
+  if (t->bare) {                               /* one native wait, no record entries */
+    t->bare = 0;
+    if (t->waits[0].fd >= 0)
+      cn_fd_unregister(L, lp, t->slot, t->waits[0].fd, t->waits[0].kind, 0, 1);
+    return 0;
+  }
   if (rec == 0) {
     cn_push_record(L, lp, t->slot);
     rec = lua_gettop(L);

@@ -61,7 +61,7 @@ cn_task *cn_task_new(cn_loop *lp) {
   t->waitid = 0;
   t->state = T_READY;
   t->list = L_NONE;
-  t->timed_out = t->has_timeout = t->internal = 0;
+  t->timed_out = t->has_timeout = t->internal = t->bare = 0;
   t->prev = t->next = -1;
   t->nwait = t->nrecvt = t->nsendt = 0;
   t->timeout = 0;

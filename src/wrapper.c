@@ -22,8 +22,9 @@
 #include "clock.h"
 #include "loop.h"
 
-/* The field and method names the functions read, as upvalues: pushing an
- * upvalue costs a fraction of interning a C string again (lua_pushstring). */
+/* Upvalue 1 is the loop (LOOP_UPVALUE). Then the field and method names the
+ * functions read: pushing an upvalue costs a fraction of interning a C
+ * string again (lua_pushstring). */
 #define KEYS(X) \
   X(INNER_SOCK, "inner_sock") X(SENT, "_sent") X(PATIENT, "_patient") \
   X(WOULDBLOCK, "_wouldblock") X(TM, "_tm") X(BLOCK, "block") X(TOTAL, "total") \
@@ -33,7 +34,7 @@
   X(CLOSEDERR, "closed") X(LINE, "*l")
 /* After them, one more upvalue: NO_TIMEOUT, the shared empty _tm. */
 #define KEY_ENUM(name, str) UP_##name,
-enum { UP_NONE_ = 0, KEYS(KEY_ENUM) UP_NO_TIMEOUT, UP_COUNT_ };
+enum { UP_LOOP = 1, KEYS(KEY_ENUM) UP_NO_TIMEOUT, UP_COUNT_ };
 #define KEY(k) lua_upvalueindex(UP_##k)
 
 /* Which wait a failed call asks for, by the inner object's error: LuaSocket
@@ -73,7 +74,7 @@ static lua_Number timeout_field(lua_State *L, int tm, int key, int *set) {
 /* Starts a wait of the wrapper at self for kind. dl is the stack slot of the
  * call's deadline: nil before its first wait, then kept there across waits.
  * Returns 0 when the call must fail with a timeout now; otherwise pushes the
- * four values to yield and returns 4. */
+ * values to yield and returns their count. */
 static int wait_begin(lua_State *L, int self, int kind, int dl) {
   int tm = 0, has_block, has_total;
   lua_Number block, total, deadline, left;
@@ -97,7 +98,12 @@ static int wait_begin(lua_State *L, int self, int kind, int dl) {
     if (left <= 0) return 0;
     if (!has_block || left < block) block = left, has_block = 1;
   }
-  /* The wait table {self} is made once per wrapper and kind. */
+  /* The usual case: the loop parks the task on self without a yield tuple. */
+  if (cn_prepark(L, cn_loop_get(L), kind, has_block, block)) {
+    lua_pushvalue(L, self);
+    return 1;
+  }
+  /* Yielding to another coroutine: {self} (made once per wrapper and kind). */
   if (rawfield(L, self, kind == K_RECV ? KEY(RECVT) : KEY(SENDT)) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 1, 0);
@@ -384,7 +390,8 @@ void cn_wrapper_open(lua_State *L) {
   };
   static const char *const keys[] = { KEYS(KEY_STRING) NULL };
   int i;
-  luaL_checkstack(L, UP_COUNT_, NULL);
+  luaL_checkstack(L, UP_COUNT_ + 1, NULL);
+  lua_pushvalue(L, -2);                        /* loop, module */
   for (i = 0; keys[i]; i++) lua_pushstring(L, keys[i]);
   lua_newtable(L);
   lua_pushvalue(L, -1);

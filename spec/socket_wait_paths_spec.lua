@@ -1,0 +1,145 @@
+-- The two ways a wrapper's call waits. In a task's own coroutine the loop
+-- parks the task on the wrapper directly (cn_prepark); anywhere else (a
+-- coroutine of the task's own whose yields it forwards to the loop) the call
+-- yields the usual ({self}, nil, timeout) tuple. Both must give the same
+-- results, and a call that cannot yield must fail cleanly.
+
+local cosock = require "cosock"
+local net = require "spec.support.net"
+
+local pack = net.pack
+
+-- Runs fn(...) in a coroutine of its own and forwards each of its yields to
+-- the loop (and the loop's answer back), as a library with its own
+-- coroutines does. Returns what fn returned.
+local function forwarding(fn, ...)
+  local co = coroutine.create(fn)
+  local res = pack(coroutine.resume(co, ...))
+  while coroutine.status(co) ~= "dead" do
+    local answer = pack(coroutine.yield(table.unpack(res, 2, res.n)))
+    res = pack(coroutine.resume(co, table.unpack(answer, 1, answer.n)))
+  end
+  assert(res[1], res[2])
+  return table.unpack(res, 2, res.n)
+end
+
+describe("wrapper waits", function()
+  before_each(function() cosock.reset() end)
+  after_each(function() net.check_clean() end)
+
+  it("a receive inside a forwarding coroutine yields the tuple and gets its data", function()
+    local got, yielded
+    cosock.spawn(function()
+      local c, s = net.pair()
+      cosock.spawn(function()
+        cosock.socket.sleep(0.01)
+        assert(s:send("hello\nworld\n"))
+      end, "sender")
+      got = pack(forwarding(function()
+        local first = pack(coroutine.yield(nil, nil, 0)) -- what a forwarded yield gets back
+        yielded = first.n
+        return c:receive(), c:receive()
+      end))
+      c:close(); s:close()
+    end, "receiver")
+    net.run()
+    assert.equal(3, yielded)
+    assert.same({ "hello", "world", n = 2 }, got)
+  end)
+
+  it("a timeout inside a forwarding coroutine gives LuaSocket's values", function()
+    local got
+    cosock.spawn(function()
+      local c, s = net.pair()
+      c:settimeout(0.02)
+      assert(s:send("part"))
+      got = pack(forwarding(function() return c:receive() end))
+      c:close(); s:close()
+    end, "receiver")
+    net.run()
+    assert.same({ nil, "timeout", "part", n = 3 }, got)
+  end)
+
+  it("a send inside a forwarding coroutine waits for room and sends everything", function()
+    local data = net.pattern(4 * 1024 * 1024)
+    local sent, got
+    cosock.spawn(function()
+      local c, s = net.pair()
+      cosock.spawn(function() got = s:receive(#data); s:close() end, "reader")
+      sent = forwarding(function() return c:send(data) end)
+      c:close()
+    end, "writer")
+    net.run()
+    assert.equal(#data, sent)
+    assert.is_true(got == data)
+  end)
+
+  it("a receive inside pcall in a task waits like any other", function()
+    local got
+    cosock.spawn(function()
+      local c, s = net.pair()
+      cosock.spawn(function()
+        cosock.socket.sleep(0.01)
+        assert(s:send("late\n"))
+      end, "sender")
+      got = pack(pcall(c.receive, c))
+      c:close(); s:close()
+    end, "receiver")
+    net.run()
+    assert.same({ true, "late", n = 2 }, got)
+  end)
+
+  it("a call that would wait where nothing can yield raises, and the loop runs again", function()
+    cosock.spawn(function()
+      local c, s = net.pair()
+      -- gsub calls back from C without a continuation: no yield possible
+      local ok, err = pcall(string.gsub, "x", "x", function() return c:receive() end)
+      c:close(); s:close()
+      assert(not ok)
+      error(err, 0)
+    end, "stuck")
+    local ok, err = pcall(cosock.run)
+    assert.is_false(ok)
+    assert.has.match("attempt to yield across a C%-call boundary", err)
+    cosock.reset()
+    local line
+    cosock.spawn(function()
+      local c, s = net.pair()
+      assert(s:send("again\n"))
+      line = c:receive()
+      c:close(); s:close()
+    end, "after")
+    net.run()
+    assert.equal("again", line)
+  end)
+
+  it("_wake on a wrapper a task waits on wakes that task; on another wrapper it does nothing", function()
+    local r = {}
+    cosock.spawn(function()
+      local c, s = net.pair()
+      -- a second wrapper over the same LuaSocket object: same fd, other wrapper
+      local other = cosock.socket.tcp._from_inner(c.inner_sock)
+      cosock.spawn(function()
+        r.got = pack(c:receive())
+      end, "receiver")
+      cosock.spawn(function()
+        cosock.socket.sleep(0) -- the receiver parks first
+        r.other = other:_wake("recvr")
+        r.wrong_kind = c:_wake("sendr")
+        r.first = c:_wake("recvr")  -- it retries, finds nothing, waits again
+        cosock.socket.sleep(0)
+        r.second = c:_wake("recvr")
+        cosock.socket.sleep(0)
+        assert(s:send("data\n"))
+        cosock.socket.sleep(0.01)
+        c:close(); s:close()
+      end, "waker")
+    end, "setup")
+    net.run()
+    assert.is_false(r.other)
+    assert.is_false(r.wrong_kind)
+    assert.is_true(r.first)
+    assert.is_true(r.second)
+    assert.same({ "data", n = 1 }, r.got)
+  end)
+end)
