@@ -208,6 +208,33 @@ describe("cosock.socket.tcp", function()
       assert.equal(string.rep("x", 100), r.res[3])
     end)
 
+    it("a per-wait timeout counts from each wait, however long the connection lives", function()
+      -- Lines come every 0.05 s for 0.3 s: longer than the 0.2 s timeout from
+      -- the first wait, shorter than it from each one. Then nothing comes.
+      local lines, last, timers_between = {}, nil, nil
+      cosock.spawn(function()
+        local c, s = net.pair()
+        c:settimeout(0.2)
+        cosock.spawn(function()
+          for i = 1, 6 do
+            cosock.socket.sleep(0.05)
+            assert(s:send(i .. "\n"))
+          end
+        end, "sender")
+        for _ = 1, 6 do
+          lines[#lines + 1] = c:receive()
+          -- woken by data: no timer stays armed for this task
+          timers_between = math.max(timers_between or 0, net.stats().timers - 1)
+        end
+        last = pack(c:receive())
+        c:close(); s:close()
+      end, "receiver")
+      net.run()
+      assert.same({ "1", "2", "3", "4", "5", "6" }, lines)
+      assert.equal(0, timers_between)
+      assert.same({ nil, "timeout", "", n = 3 }, last)
+    end)
+
     it("a 't' timeout limits the whole call", function()
       local r = {}
       cosock.spawn(function()

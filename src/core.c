@@ -95,7 +95,7 @@ static int l_stats(lua_State *L) {
   lua_setfield(L, -2, "tasks");
   lua_pushinteger(L, lp->lists[lp->ready].n);
   lua_setfield(L, -2, "ready");
-  lua_pushinteger(L, (lua_Integer)lp->timers.n);
+  lua_pushinteger(L, lp->narmed);
   lua_setfield(L, -2, "timers");
   lua_pushinteger(L, lp->nwaitfds);
   lua_setfield(L, -2, "fds");

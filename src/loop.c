@@ -121,16 +121,23 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lua_settop(L, top);
 }
 
-/* Step 9: every timer whose deadline passed wakes its task with "timeout". */
+/* Step 9: every timer whose deadline passed wakes its task with "timeout".
+ * A node left queued by an ended wait is dropped; one whose task waits again
+ * with a later deadline moves there (see cn_timer_arm). */
 static void run_timers(cn_loop *lp, double now) {
   th_node *n;
   while ((n = th_top(&lp->timers)) != NULL && n->when <= now) {
     cn_task *t = (cn_task *)n; /* the node is the first member of the task */
+    if (t->armed && t->deadline > now) {
+      th_move(&lp->timers, n, t->deadline, t->dseq);
+      continue;
+    }
     th_remove(&lp->timers, n);
-    if (t->state == T_PARKED) {
+    if (t->armed && t->state == T_PARKED) {
       t->timed_out = 1;
       cn_make_ready(lp, t);
     }
+    cn_timer_disarm(lp, t);
   }
 }
 
@@ -159,11 +166,13 @@ static int run_passes(lua_State *L) {
     if (lp->live == 0 && lp->lists[lp->ready].n == 0) break;
     /* Step 8: interest is kept per fd; only drop what ended this pass. */
     cn_fd_apply(lp);
-    /* Steps 9-10 (no timers: no clock to read). */
-    if ((next = th_top(&lp->timers)) != NULL) {
+    /* Steps 9-10 (no armed timer: no clock to read). The top may be due
+     * earlier than any armed deadline: the loop then wakes once for nothing. */
+    next = NULL;
+    if (lp->narmed > 0) {
       now = cn_clock_now();
       run_timers(lp, now);
-      next = th_top(&lp->timers);
+      if (lp->narmed > 0) next = th_top(&lp->timers);
     }
     if (lp->lists[lp->ready].n > 0) timeout = 0;
     else if (next) timeout = next->when > now ? next->when - now : 0;

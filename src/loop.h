@@ -43,7 +43,14 @@ typedef struct cn_wait {
 } cn_wait;
 
 typedef struct cn_task {
+  /* Its timer. It stays queued after a wait ends (unarmed) and a later wait
+   * arms it again in place when that deadline is not earlier, so a socket
+   * timeout costs no heap work per wait; the loop moves a node to its real
+   * deadline, or drops it, when the node reaches the top (see cn_timer_arm). */
   th_node timer;
+  double deadline;          /* when armed: the real deadline, >= timer.when */
+  uint64_t dseq;            /* ... and its tie-breaker */
+  unsigned char armed;
   int slot;
   uint64_t serial;          /* unique per spawn, never reused: handle identity */
   lua_Integer waitid;       /* unique per wait; 0 while not waiting */
@@ -87,6 +94,7 @@ typedef struct cn_loop {
   uint64_t serials;
   lua_Integer waitids;
   th_heap timers;
+  int narmed;               /* tasks whose timer is armed */
   cn_poller poller;
   int *fdcount;             /* waits per fd*2+kind */
   int *natslot;             /* per fd*2+kind: slot + 1 of the native waiter, 0 none */
@@ -125,6 +133,8 @@ void cn_list_push(cn_loop *lp, unsigned char which, cn_task *t);
 void cn_list_unlink(cn_loop *lp, cn_task *t);
 int cn_list_pop(cn_loop *lp, unsigned char which); /* slot or -1 */
 void cn_make_ready(cn_loop *lp, cn_task *t);
+void cn_timer_arm(cn_loop *lp, cn_task *t, double deadline);
+void cn_timer_disarm(cn_loop *lp, cn_task *t);
 void cn_push_record(lua_State *L, cn_loop *lp, int slot);
 void cn_push_label(lua_State *L, cn_loop *lp, int slot); /* task name for messages */
 const char *cn_kind_name(int kind);

@@ -255,7 +255,7 @@ static void arm_timer(cn_loop *lp, cn_task *t) {
   double timeout = t->timeout;
   if (!t->has_timeout || t->state != T_PARKED) return;
   if (timeout > ONE_YEAR) timeout = ONE_YEAR;
-  th_push(&lp->timers, &t->timer, cn_clock_now() + (timeout > 0 ? timeout : 0));
+  cn_timer_arm(lp, t, cn_clock_now() + (timeout > 0 ? timeout : 0));
 }
 
 int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout) {
@@ -379,7 +379,7 @@ armed:
 int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int rec) {
   int i, n = t->nwait, failed = 0, top = lua_gettop(L);
   luaL_checkstack(L, 8, NULL);
-  th_remove(&lp->timers, &t->timer);
+  cn_timer_disarm(lp, t);
   t->waitid = 0;
   t->nwait = 0;
   if (n == 0) return 0;

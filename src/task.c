@@ -61,7 +61,7 @@ cn_task *cn_task_new(cn_loop *lp) {
   t->waitid = 0;
   t->state = T_READY;
   t->list = L_NONE;
-  t->timed_out = t->has_timeout = t->internal = t->bare = 0;
+  t->timed_out = t->has_timeout = t->internal = t->bare = t->armed = 0;
   t->prev = t->next = -1;
   t->nwait = t->nrecvt = t->nsendt = 0;
   t->timeout = 0;
@@ -72,6 +72,7 @@ cn_task *cn_task_new(cn_loop *lp) {
 }
 
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
+  cn_timer_disarm(lp, t);
   th_remove(&lp->timers, &t->timer);
   cn_list_unlink(lp, t);
   t->state = T_FREE;
@@ -98,7 +99,7 @@ void cn_free_all(cn_loop *lp) {
   lp->slots = NULL;
   lp->freeslots = NULL;
   lp->nslots = lp->capslots = lp->nfree = 0;
-  lp->live = 0;
+  lp->live = lp->narmed = 0;
 }
 
 void cn_list_push(cn_loop *lp, unsigned char which, cn_task *t) {
@@ -133,9 +134,31 @@ int cn_list_pop(cn_loop *lp, unsigned char which) {
 
 /* A parked task becomes ready for the next pass; its timer is disarmed. */
 void cn_make_ready(cn_loop *lp, cn_task *t) {
-  th_remove(&lp->timers, &t->timer);
+  cn_timer_disarm(lp, t);
   t->state = T_READY;
   cn_list_push(lp, lp->ready, t);
+}
+
+/* Arms t's timer for deadline. A node still queued from an earlier wait
+ * stays where it is when it is due no later than deadline (it will be moved
+ * when it reaches the top), else it moves up now. th_reserve made room. */
+void cn_timer_arm(cn_loop *lp, cn_task *t, double deadline) {
+  if (!t->armed) lp->narmed++;
+  t->armed = 1;
+  t->deadline = deadline;
+  t->dseq = th_next_seq(&lp->timers);
+  if (!th_queued(&t->timer)) {
+    th_push(&lp->timers, &t->timer, deadline);
+    t->dseq = t->timer.seq;
+  } else if (deadline < t->timer.when) {
+    th_move(&lp->timers, &t->timer, deadline, t->dseq);
+  }
+}
+
+void cn_timer_disarm(cn_loop *lp, cn_task *t) {
+  if (!t->armed) return;
+  t->armed = 0;
+  lp->narmed--;
 }
 
 void cn_push_record(lua_State *L, cn_loop *lp, int slot) {

@@ -71,6 +71,14 @@ int th_push(th_heap *h, th_node *node, double when) {
   return 0;
 }
 
+void th_move(th_heap *h, th_node *node, double when, uint64_t seq) {
+  size_t i = node->pos;
+  node->when = when;
+  node->seq = seq;
+  if (i > 0 && earlier(node, h->v[(i - 1) / 2])) sift_up(h, i);
+  else sift_down(h, i);
+}
+
 void th_remove(th_heap *h, th_node *node) {
   size_t i = node->pos;
   th_node *last;

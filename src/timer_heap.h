@@ -32,6 +32,11 @@ int th_reserve(th_heap *h, size_t cap);
 /* Inserts node (which must not be queued) with deadline when.
  * Returns 0, or -1 when memory is exhausted (nothing changed). */
 int th_push(th_heap *h, th_node *node, double when);
+/* Moves queued node to deadline when with tie-breaker seq (from th_next_seq
+ * or an earlier push), up or down as the new key requires. */
+void th_move(th_heap *h, th_node *node, double when, uint64_t seq);
+/* A sequence number as th_push would give one now (for th_move). */
+static inline uint64_t th_next_seq(th_heap *h) { return h->seq++; }
 /* Removes node if it is queued; a node that is not queued is left alone. */
 void th_remove(th_heap *h, th_node *node);
 /* The earliest node, or NULL when the heap is empty. */

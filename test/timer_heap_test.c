@@ -141,6 +141,36 @@ static void cancel_from_the_middle_keeps_order(void **state) {
   free(n);
 }
 
+/* A queued node moved later or earlier ends up where a fresh push of that
+ * key would; the seq it is given decides ties as a push at that time would. */
+static void move_later_and_earlier(void **state) {
+  th_heap h;
+  th_node n[6];
+  uint64_t seq;
+  int i;
+  (void)state;
+  th_init(&h);
+  for (i = 0; i < 6; i++) {
+    th_node_init(&n[i]);
+    assert_int_equal(th_push(&h, &n[i], (double)(i + 1)), 0);
+  }
+  th_move(&h, &n[0], 4.5, th_next_seq(&h));    /* 1.0 -> 4.5: sinks */
+  check_invariant(&h);
+  th_move(&h, &n[5], 0.5, th_next_seq(&h));    /* 6.0 -> 0.5: rises */
+  check_invariant(&h);
+  seq = th_next_seq(&h);
+  th_move(&h, &n[1], 4.0, seq);                /* ties with n[3] (pushed first) */
+  check_invariant(&h);
+  assert_ptr_equal(pop(&h), &n[5]);
+  assert_ptr_equal(pop(&h), &n[2]);
+  assert_ptr_equal(pop(&h), &n[3]);
+  assert_ptr_equal(pop(&h), &n[1]);
+  assert_ptr_equal(pop(&h), &n[0]);
+  assert_ptr_equal(pop(&h), &n[4]);
+  assert_null(th_top(&h));
+  th_free(&h);
+}
+
 static void many_timers(void **state) {
   enum { N = 100000 };
   th_heap h;
@@ -179,6 +209,7 @@ int main(void) {
     cmocka_unit_test(cancel_of_the_top),
     cmocka_unit_test(cancel_twice_is_harmless),
     cmocka_unit_test(cancel_from_the_middle_keeps_order),
+    cmocka_unit_test(move_later_and_earlier),
     cmocka_unit_test(many_timers),
     cmocka_unit_test(free_unqueues_nodes),
   };
