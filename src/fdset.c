@@ -41,6 +41,7 @@ static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
   lp->natslot = grow(L, lp->natslot, 2 * old, 2 * n, sizeof *lp->natslot);
   lp->natwait = grow(L, lp->natwait, 2 * old, 2 * n, sizeof *lp->natwait);
   lp->fdflag = grow(L, lp->fdflag, old, n, sizeof *lp->fdflag);
+  lp->fdobj = grow(L, (void *)lp->fdobj, old, n, sizeof *lp->fdobj);
   lp->nfd = (int)n;
 }
 
@@ -58,7 +59,8 @@ static void push_set(lua_State *L, cn_loop *lp, int key, int create) {
 
 /* True when inner (a socket object) is not the one last seen on fd, and
  * remembers it. The table holds its values weakly: a collected socket reads
- * as "not the same". */
+ * as "not the same". fdobj keeps the address too, for the shortcut in
+ * cn_fd_register. */
 static int new_file(lua_State *L, cn_loop *lp, int fd, int inner) {
   int same;
   cn_push_ref(L, lp->r_inner);
@@ -70,6 +72,7 @@ static int new_file(lua_State *L, cn_loop *lp, int fd, int inner) {
     lua_rawseti(L, -2, fd);
   }
   lua_pop(L, 1);
+  lp->fdobj[fd] = lua_topointer(L, inner);
   return !same;
 }
 
@@ -77,8 +80,8 @@ static int new_file(lua_State *L, cn_loop *lp, int fd, int inner) {
  * socket at index inner. Raises a Lua error, before changing anything, when
  * the poller refuses the fd or a native wrapper already has a waiter. */
 void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj,
-                    int inner, int native) {
-  int key = fd * 2 + kind, force, want;
+                    int inner, int how) {
+  int key = fd * 2 + kind, force, want, native = how & CN_FD_NATIVE;
   obj = lua_absindex(L, obj);
   inner = lua_absindex(L, inner);
   if (fd >= lp->nfd) grow_fds(L, lp, fd);
@@ -89,7 +92,11 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind
   /* Another socket on a watched fd number may be a different file that reuses
    * the number of a closed one, which epoll dropped by itself: tell the poller
    * again. The same socket waiting again costs nothing. */
-  force = new_file(L, lp, fd, inner);
+  /* A wrapper with a cached fd was registered on it before (the cache is
+   * only filled then), so if the last object seen there has its address,
+   * that object is this live wrapper: no other can have taken its place. */
+  if ((how & CN_FD_CACHED) && lp->fdobj[fd] == lua_topointer(L, inner)) force = 0;
+  else force = new_file(L, lp, fd, inner);
   want = cn_poller_get(&lp->poller, fd) | (kind == K_RECV ? CN_READ : CN_WRITE);
   if (force || want != cn_poller_get(&lp->poller, fd)) {
     if (cn_poller_set(&lp->poller, fd, want, force) != 0) {
@@ -232,6 +239,7 @@ void cn_fd_closing(lua_State *L, cn_loop *lp, int fd) {
   ev.events = CN_READ | CN_WRITE;
   cn_fd_dispatch(L, lp, &ev, 1);
   cn_poller_set(&lp->poller, fd, 0, 0);
+  lp->fdobj[fd] = NULL;
 }
 
 /* Frees the poller and every per-fd array. */
@@ -241,9 +249,11 @@ void cn_fd_free(cn_loop *lp) {
   free(lp->natslot);
   free(lp->natwait);
   free(lp->fdflag);
+  free((void *)lp->fdobj);
   free(lp->dirty);
   lp->fdcount = lp->natslot = lp->natwait = lp->dirty = NULL;
   lp->fdflag = NULL;
+  lp->fdobj = NULL;
   lp->nfd = lp->ndirty = lp->capdirty = lp->nwaitfds = 0;
 }
 

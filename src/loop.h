@@ -100,6 +100,7 @@ typedef struct cn_loop {
   int *natslot;             /* per fd*2+kind: slot + 1 of the native waiter, 0 none */
   int *natwait;             /* per fd*2+kind: which wait of that task */
   unsigned char *fdflag;    /* per fd: queued in dirty[] */
+  const void **fdobj;       /* per fd: address of the object last registered (see new_file) */
   int nfd;                  /* size of fdflag (fdcount has 2*nfd) */
   int *dirty;               /* fds whose waits dropped this pass */
   int ndirty, capdirty;
@@ -156,8 +157,11 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
 int cn_is_native(lua_State *L, cn_loop *lp, int obj);
 
 /* fdset.c */
+/* how: CN_FD_NATIVE for the project's wrappers, | CN_FD_CACHED when fd came
+ * from the wrapper's _fd cache (set when it was registered before). */
+enum { CN_FD_NATIVE = 1, CN_FD_CACHED = 2 };
 void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj,
-                    int inner, int native);
+                    int inner, int how);
 void cn_fd_unregister(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int native);
 void cn_fd_closing(lua_State *L, cn_loop *lp, int fd);
 void cn_fd_apply(cn_loop *lp);

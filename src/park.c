@@ -173,7 +173,8 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
    * itself stands for its file in the reuse check (see cn_fd_register). */
   if (native && lua_getfield(L, obj, "_fd") == LUA_TNUMBER) {
     fdn = lua_tonumber(L, -1);
-    cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, obj, 1);
+    cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, obj,
+                   CN_FD_NATIVE | CN_FD_CACHED);
     t->waits[i].fd = (int)fdn;
     lua_settop(L, top);
     return;
@@ -198,7 +199,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   }
   if (fdn >= 0 && fdn < 2147483647.0) {
     cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, native ? obj : top + 1,
-                   native);
+                   native ? CN_FD_NATIVE : 0);
     t->waits[i].fd = (int)fdn;
     if (native) {
       lua_pushvalue(L, -1);
