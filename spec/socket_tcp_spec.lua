@@ -368,17 +368,22 @@ describe("cosock.socket.tcp", function()
       return errs
     end
 
+    -- The error of call(args) for each argument list (n arguments each),
+    -- "no error" when it returned.
+    local function each_error(call, n, cases)
+      local out = {}
+      for i, args in ipairs(cases) do
+        local ok, err = pcall(call, table.unpack(args, 1, n))
+        out[i] = ok and "no error" or err
+      end
+      return out
+    end
+
     it("refuses an unknown pattern, a negative count and a prefix that is not a string", function()
       local errs = errors_of(function(c)
-        local out = {}
-        for i, args in ipairs { { "x" }, { "l" }, { -1 }, { {} }, { "*l", {} } } do
-          local ok, err = pcall(function()
-            local r = c:receive(table.unpack(args, 1, 2)) -- a method call, as users write it
-            return r
-          end)
-          out[i] = ok and "no error" or err
-        end
-        return out
+        -- a method call, as users write it (not a tail call: it names the method)
+        return each_error(function(...) local r = c:receive(...) return r end, 2,
+          { { "x" }, { "l" }, { -1 }, { {} }, { "*l", {} } })
       end)
       assert.has.match("bad argument #1 to 'receive' %(invalid receive pattern%)", errs[1])
       assert.has.match("bad argument #1 to 'receive' %(invalid receive pattern%)", errs[2])
@@ -399,15 +404,8 @@ describe("cosock.socket.tcp", function()
 
     it("refuses send data that is not a string and bounds that are not numbers", function()
       local errs = errors_of(function(c)
-        local out = {}
-        for i, args in ipairs { { nil }, { {} }, { "x", {} }, { "x", 1, "y" } } do
-          local ok, err = pcall(function()
-            local r = c:send(table.unpack(args, 1, 3))
-            return r
-          end)
-          out[i] = ok and "no error" or err
-        end
-        return out
+        return each_error(function(...) local r = c:send(...) return r end, 3,
+          { { nil }, { {} }, { "x", {} }, { "x", 1, "y" } })
       end)
       assert.has.match("bad argument #1 to 'send' %(string expected, got nil%)", errs[1])
       assert.has.match("bad argument #1 to 'send' %(string expected, got table%)", errs[2])
