@@ -113,6 +113,25 @@ describe("wrapper waits", function()
     assert.equal("again", line)
   end)
 
+  it("cancelling a task that waits in receive frees the socket for another task", function()
+    local got, first_alive
+    cosock.spawn(function()
+      local c, s = net.pair()
+      local first = cosock.spawn(function() c:receive() end, "first")
+      cosock.socket.sleep(0) -- first is parked on c now
+      first:cancel()
+      first_alive = first:is_alive()
+      cosock.spawn(function() got = c:receive() end, "second")
+      cosock.socket.sleep(0)
+      assert(s:send("for the second\n"))
+      cosock.socket.sleep(0.01)
+      c:close(); s:close()
+    end, "setup")
+    net.run()
+    assert.is_false(first_alive)
+    assert.equal("for the second", got)
+  end)
+
   it("_wake on a wrapper a task waits on wakes that task; on another wrapper it does nothing", function()
     local r = {}
     cosock.spawn(function()
