@@ -113,6 +113,18 @@ describe("wrapper waits", function()
     assert.equal("again", line)
   end)
 
+  it("the shared wait on a table that is not one of the wrappers goes through the protocol", function()
+    local wrap = require "cosock.socket.wrap"
+    local sock = require("socket").tcp()
+    cosock.spawn(function()
+      wrap.wait({ inner_sock = sock }, "recvr", nil) -- no setwaker: cannot be waited on
+    end, "odd")
+    local ok, err = pcall(cosock.run)
+    sock:close()
+    assert.is_false(ok)
+    assert.has.match("non%-wakeable socket %(task 'odd' yielded a table without setwaker in its recvt%)", err)
+  end)
+
   it("cancelling a task that waits in receive frees the socket for another task", function()
     local got, first_alive
     cosock.spawn(function()

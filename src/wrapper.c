@@ -98,8 +98,9 @@ static int wait_begin(lua_State *L, int self, int kind, int dl) {
     if (left <= 0) return 0;
     if (!has_block || left < block) block = left, has_block = 1;
   }
-  /* The usual case: the loop parks the task on self without a yield tuple. */
-  if (cn_prepark(L, cn_loop_get(L), kind, has_block, block)) {
+  /* The usual case: the loop parks the task on self without a yield tuple
+   * (only for the project's wrappers: anything else gets the protocol). */
+  if (cn_is_native(L, cn_loop_get(L), self) && cn_prepark(L, cn_loop_get(L), kind, has_block, block)) {
     lua_pushvalue(L, self);
     return 1;
   }
