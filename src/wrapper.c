@@ -4,10 +4,13 @@
  * A wrapper is a table { inner_sock = <non-blocking LuaSocket/LuaSec object>,
  * _tm = { block = n|nil, total = n|nil }, _wouldblock, _patient, ... } (the
  * fields are listed in wrap.lua). A call tries the inner object; when that
- * fails with "timeout"/"wantread"/"wantwrite", it yields
- * ({self}, nil, t, INTERNAL) or (nil, {self}, t, INTERNAL) to the loop and
- * tries again when resumed, from a continuation (lua_yieldk). Written in Lua
- * this was most of the instructions a round trip spends outside LuaSocket.
+ * fails with "timeout"/"wantread"/"wantwrite", it waits and tries again when
+ * resumed, from a continuation (lua_yieldk). In the coroutine the loop is
+ * resuming, the loop parks the task on the wrapper directly (cn_prepark) and
+ * the wrapper yields only itself; anywhere else it yields ({self}, nil, t,
+ * INTERNAL) or (nil, {self}, t, INTERNAL), which a task may forward to the
+ * loop. Written in Lua this was most of the instructions a round trip spent
+ * outside LuaSocket.
  *
  * Timeouts are LuaSocket's: _tm.block ("b") limits each wait, _tm.total
  * ("t") the whole call; nil or negative means no limit, 0 fails at once with
@@ -15,7 +18,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <string.h>
 
 #include <lauxlib.h>
 
@@ -76,6 +78,7 @@ static lua_Number timeout_field(lua_State *L, int tm, int key, int *set) {
  * Returns 0 when the call must fail with a timeout now; otherwise pushes the
  * values to yield and returns their count. */
 static int wait_begin(lua_State *L, int self, int kind, int dl) {
+  cn_loop *lp;
   int tm = 0, has_block, has_total;
   lua_Number block, total, deadline, left;
   luaL_checkstack(L, 6, NULL);
@@ -100,7 +103,8 @@ static int wait_begin(lua_State *L, int self, int kind, int dl) {
   }
   /* The usual case: the loop parks the task on self without a yield tuple
    * (only for the project's wrappers: anything else gets the protocol). */
-  if (cn_is_native(L, cn_loop_get(L), self) && cn_prepark(L, cn_loop_get(L), kind, has_block, block)) {
+  lp = cn_loop_get(L);
+  if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, has_block, block)) {
     lua_pushvalue(L, self);
     return 1;
   }
@@ -157,6 +161,15 @@ static int reads_all(lua_State *L) {
   return p[0] == '*' && p[1] == 'a';
 }
 
+/* Gives up: nil, err, partial (the inner object's own failure values). */
+static int receive_fail(lua_State *L) {
+  lua_settop(L, RV_DEADLINE);
+  lua_pushnil(L);
+  lua_pushvalue(L, RV_ERR);
+  lua_pushvalue(L, RV_PARTIAL);
+  return 3;
+}
+
 /* The inner receive failed with err: wait and try again, or give up. */
 static int receive_wait(lua_State *L) {
   int kind = wait_kind(L, RV_ERR, K_RECV), n;
@@ -174,11 +187,7 @@ static int receive_wait(lua_State *L) {
   } else if ((n = wait_begin(L, RV_SELF, kind, RV_DEADLINE)) > 0) {
     return lua_yieldk(L, n, 0, receive_k);
   }
-  lua_settop(L, RV_DEADLINE);
-  lua_pushnil(L);
-  lua_pushvalue(L, RV_ERR);
-  lua_pushvalue(L, RV_PARTIAL);
-  return 3;
+  return receive_fail(L);
 }
 
 /* One try of the inner receive with what the stack holds. */
@@ -201,13 +210,7 @@ static int receive_try(lua_State *L) {
 static int receive_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
-  if (wait_timed_out(L, RV_DEADLINE)) {
-    lua_settop(L, RV_DEADLINE);
-    lua_pushnil(L);
-    lua_pushvalue(L, RV_ERR);
-    lua_pushvalue(L, RV_PARTIAL);
-    return 3;
-  }
+  if (wait_timed_out(L, RV_DEADLINE)) return receive_fail(L);
   return receive_try(L);
 }
 
@@ -239,12 +242,10 @@ static void check_receive_args(lua_State *L) {
 /* receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte
  * count) that waits instead of failing with "timeout"/"wantread". */
 static int w_receive(lua_State *L) {
-  int inner;
   luaL_checktype(L, RV_SELF, LUA_TTABLE);
   lua_settop(L, RV_PARTIAL);
   check_receive_args(L);
-  inner = check_inner(L, RV_SELF, "receive");
-  (void)inner;                                 /* == RV_INNER */
+  check_inner(L, RV_SELF, "receive");          /* at RV_INNER */
   lua_pushnil(L);                              /* err */
   lua_pushnil(L);                              /* deadline */
   if (rawfield(L, RV_SELF, KEY(SENT)) == LUA_TBOOLEAN && lua_toboolean(L, -1)) {
