@@ -98,7 +98,6 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     nres = lua_gettop(co);
     luaL_checkstack(L, 6, NULL);
     if (bare && nres == 1) {                   /* cn_prepark: the wrapper alone */
-      lp->pre.slot = slot;
       lua_xmove(co, L, 1);
       cn_park_bare(L, lp, slot, top + 2);
     } else {

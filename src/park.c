@@ -274,7 +274,6 @@ int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double time
 void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   cn_task *t = cn_task_get(lp, slot);
   int kind = lp->pre.kind;
-  lp->pre.slot = -1;
   lp->parking = slot;
   lp->nset = 0;
   t->internal = t->bare = 1;
