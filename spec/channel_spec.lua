@@ -170,6 +170,65 @@ describe("cosock.channel", function()
     end)
   end)
 
+  describe("one waiter per channel, whichever way it waits", function()
+    local MSG = "waker already set, receive can't be waited on from multiple places at once"
+
+    it("a second receiver makes run raise cosock's exact text, from the loop", function()
+      local _, rx = channel.new()
+      cosock.spawn(function() rx:receive() end, "r1")
+      cosock.spawn(function() rx:receive() end, "r2")
+      local ok, err = pcall(cosock.run)
+      assert.is_false(ok)
+      assert.equal(MSG, err)
+    end)
+
+    it("a task in select and a task in receive on one channel: the same error", function()
+      local _, rx = channel.new()
+      cosock.spawn(function() socket.select({ rx }, nil, 5) end, "selector")
+      cosock.spawn(function() rx:receive() end, "receiver")
+      local ok, err = pcall(cosock.run)
+      assert.is_false(ok)
+      assert.equal(MSG, err)
+    end)
+
+    it("after a receive timed out, select and receive can wait on the channel again", function()
+      local r = {}
+      cosock.spawn(function()
+        local tx, rx = channel.new()
+        rx:settimeout(0.01)
+        r.timed_out = pack(rx:receive())
+        r.waiting = require("cosock.core").channel_waiting(rx.link)
+        cosock.spawn(function() socket.sleep(0.01); tx:send("one"); tx:send("two") end, "sender")
+        r.selected = pack(socket.select({ rx }, nil, 5))
+        r.first = rx:receive()
+        rx:settimeout(5)
+        r.second = rx:receive()
+      end, "receiver")
+      net.run()
+      assert.same({ n = 2, nil, "timeout" }, r.timed_out)
+      assert.is_false(r.waiting)
+      assert.equal(1, #r.selected[1])
+      assert.equal("one", r.first)
+      assert.equal("two", r.second)
+    end)
+
+    it("a receive inside a coroutine whose yields the task forwards is woken by send", function()
+      local got
+      cosock.spawn(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() socket.sleep(0.01); tx:send("forwarded") end, "sender")
+        local co = coroutine.create(function() return rx:receive() end)
+        local res = pack(coroutine.resume(co))
+        while coroutine.status(co) ~= "dead" do
+          res = pack(coroutine.resume(co, coroutine.yield(table.unpack(res, 2, res.n))))
+        end
+        got = res[2]
+      end, "forwarder")
+      net.run()
+      assert.equal("forwarded", got)
+    end)
+  end)
+
   it("a receiver can be passed to select after the message was sent (via-select)", function()
     local r
     cosock.spawn(function()

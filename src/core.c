@@ -246,6 +246,7 @@ int luaopen_cosock_core(lua_State *L) {
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_wrapper_open(L);
+  cn_chanwait_open(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

@@ -86,8 +86,9 @@ typedef struct cn_loop {
   lua_State *current_co;    /* its coroutine while lua_resume runs, else NULL */
   struct {                  /* a wait announced by cn_prepark for the next yield */
     int slot;               /* -1: none */
-    unsigned char kind, has_timeout;
+    unsigned char kind, has_timeout, polled;
     double timeout;
+    lua_Integer waitid;     /* the wait's id, known before it is parked */
   } pre;
   int parking;              /* slot being parked, -1 */
   int nset;                 /* wakers handed out so far while parking */
@@ -147,12 +148,14 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec);
 int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int rec);
 void cn_rollback_park(lua_State *L, cn_loop *lp);
 void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
-/* For the project's wrappers (wrapper.c): when L is the task the loop is
- * resuming and may yield, notes a wait for kind with an optional timeout
- * and returns 1; the caller then yields the wrapper alone, and the loop
- * parks the task with cn_park_bare (no yield tuple to read, no record
- * entries). Returns 0 otherwise (the caller yields the usual tuple). */
-int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout);
+/* For the project's wrappers and channels (wrapper.c, chanwait.c): when L
+ * is the task the loop is resuming and may yield, notes a wait for kind with
+ * an optional timeout (polled: on the object's fd; else only a direct wake
+ * or the timeout ends it) and returns 1; the caller then yields the object
+ * alone, and the loop parks the task with cn_park_bare (no yield tuple to
+ * read, no record entries). Returns 0 otherwise (the caller yields the usual
+ * tuple). */
+int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int polled);
 void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
 int cn_is_native(lua_State *L, cn_loop *lp, int obj);
 
@@ -179,6 +182,8 @@ void cn_handle_open(lua_State *L);
 /* wrapper.c: adds receive, send and wait to the module table on top (the
  * loop just below it). */
 void cn_wrapper_open(lua_State *L);
+/* chanwait.c: adds channel_wait, channel_wake, channel_waiting, the same way. */
+void cn_chanwait_open(lua_State *L);
 
 /* metadata.c */
 int cn_get_thread_metadata(lua_State *L);

@@ -259,12 +259,14 @@ static void arm_timer(cn_loop *lp, cn_task *t) {
   cn_timer_arm(lp, t, cn_clock_now() + (timeout > 0 ? timeout : 0));
 }
 
-int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout) {
+int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int polled) {
   if (lp->current < 0 || lp->current_co != L || !lua_isyieldable(L)) return 0;
   lp->pre.slot = lp->current;
   lp->pre.kind = (unsigned char)kind;
   lp->pre.has_timeout = (unsigned char)has_timeout;
+  lp->pre.polled = (unsigned char)polled;
   lp->pre.timeout = timeout;
+  lp->pre.waitid = ++lp->waitids;
   return 1;
 }
 
@@ -289,10 +291,10 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   t->waits[0].native = 1;
   t->waits[0].fired = 0;
   t->nwait = 1;
-  t->waitid = ++lp->waitids;
+  t->waitid = lp->pre.waitid;
   t->state = T_PARKED;
   lp->nset = 1;
-  find_fd(L, lp, t, 0, obj);
+  if (lp->pre.polled) find_fd(L, lp, t, 0, obj);
   arm_timer(lp, t);
   lp->parking = -1;
 }

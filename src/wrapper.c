@@ -104,7 +104,7 @@ static int wait_begin(lua_State *L, int self, int kind, int dl) {
   /* The usual case: the loop parks the task on self without a yield tuple
    * (only for the project's wrappers: anything else gets the protocol). */
   lp = cn_loop_get(L);
-  if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, has_block, block)) {
+  if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, has_block, block, 1)) {
     lua_pushvalue(L, self);
     return 1;
   }

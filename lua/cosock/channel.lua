@@ -3,7 +3,9 @@
 --- `new()` returns `sender, receiver`; both hold the same `link` table:
 ---   link.queue   the queued messages; `#link.queue` is how many are queued
 ---   link.closed  true once either side closed the channel
----   link.waker   the waker of the task waiting in receive/select, if any
+---   link.waker   the waker of the task waiting in select (or forwarding), or
+---                true for the ticket of a task waiting in receive (link.wslot,
+---                link.wid; src/chanwait.c)
 --- A receiver speaks the waker protocol (setwaker "recvr"), so it can be passed to
 --- cosock.socket.select next to sockets.
 ---
@@ -11,17 +13,16 @@
 --- table) so that taking the oldest is O(1); its metatable's __len makes
 --- `#queue` the number of queued messages, the shape libraries built on cosock read.
 
-local yield = coroutine.yield
 local setmetatable, error, tostring, tonumber, type =
   setmetatable, error, tostring, tonumber, type
 
-local socket_clock -- deadline clock, shared with the socket wrappers
-local INTERNAL      -- tells the loop that receive ignores the ready lists
-do
-  local ok, wrap = pcall(require, "cosock.socket.wrap")
-  socket_clock = ok and wrap.clock or require("socket").gettime
-  INTERNAL = ok and wrap.INTERNAL or nil
-end
+-- The loop's C core: its monotonic clock for deadlines, and the channel's
+-- wait and wake (src/chanwait.c): a receive parks its task without the waker
+-- protocol, leaving a ticket (link.wslot, link.wid) that wake uses.
+local core = require "cosock.core"
+local socket_clock = core.monotime
+local channel_wait, channel_wake = core.channel_wait, core.channel_wake
+local channel_waiting = core.channel_waiting
 
 local m = {}
 
@@ -50,12 +51,13 @@ function m.new()
   return setmetatable({ link = link }, sender_mt), rx
 end
 
--- Call and drop the waiting receiver's waker, if any.
+-- Wake the waiting receiver, if any, and drop its waker: a function (a task
+-- in select) is called; true stands for the ticket of a task in receive.
 local function wake(link)
-  local fn = link.waker
-  if fn ~= nil then
+  local w = link.waker
+  if w ~= nil then
     link.waker = nil
-    fn()
+    if w == true then channel_wake(link) else w() end
   end
 end
 
@@ -117,7 +119,7 @@ function receiver:receive()
     deadline = socket_clock() + t
   end
   while true do
-    local _, _, err = yield(self._recvt, nil, t, INTERNAL)
+    local _, _, err = channel_wait(self, link, t)
     first = q.first
     if first <= q.last then return take(q, first) end
     if link.closed then return nil, "closed" end
@@ -156,7 +158,8 @@ function receiver:setwaker(kind, fn)
     error("unsupported wake kind: " .. tostring(kind), 2)
   end
   local link = self.link
-  if fn ~= nil and link.waker ~= nil then
+  local w = link.waker
+  if fn ~= nil and w ~= nil and (w ~= true or channel_waiting(link)) then
     error("waker already set, receive can't be waited on from multiple places at once", 2)
   end
   link.waker = fn
