@@ -217,12 +217,7 @@ describe("cosock.channel", function()
       cosock.spawn(function()
         local tx, rx = channel.new()
         cosock.spawn(function() socket.sleep(0.01); tx:send("forwarded") end, "sender")
-        local co = coroutine.create(function() return rx:receive() end)
-        local res = pack(coroutine.resume(co))
-        while coroutine.status(co) ~= "dead" do
-          res = pack(coroutine.resume(co, coroutine.yield(table.unpack(res, 2, res.n))))
-        end
-        got = res[2]
+        got = net.forwarding(function() return rx:receive() end)
       end, "forwarder")
       net.run()
       assert.equal("forwarded", got)

@@ -9,19 +9,7 @@ local net = require "spec.support.net"
 
 local pack = net.pack
 
--- Runs fn(...) in a coroutine of its own and forwards each of its yields to
--- the loop (and the loop's answer back), as a library with its own
--- coroutines does. Returns what fn returned.
-local function forwarding(fn, ...)
-  local co = coroutine.create(fn)
-  local res = pack(coroutine.resume(co, ...))
-  while coroutine.status(co) ~= "dead" do
-    local answer = pack(coroutine.yield(table.unpack(res, 2, res.n)))
-    res = pack(coroutine.resume(co, table.unpack(answer, 1, answer.n)))
-  end
-  assert(res[1], res[2])
-  return table.unpack(res, 2, res.n)
-end
+local forwarding = net.forwarding
 
 describe("wrapper waits", function()
   before_each(function() cosock.reset() end)

@@ -86,4 +86,18 @@ end
 
 function M.pack(...) return table.pack(...) end
 
+-- Runs fn(...) in a coroutine of its own and forwards each of its yields to
+-- the loop (and the loop's answer back), as a library with its own
+-- coroutines does. Returns what fn returned.
+function M.forwarding(fn, ...)
+  local co = coroutine.create(fn)
+  local res = M.pack(coroutine.resume(co, ...))
+  while coroutine.status(co) ~= "dead" do
+    local answer = M.pack(coroutine.yield(table.unpack(res, 2, res.n)))
+    res = M.pack(coroutine.resume(co, table.unpack(answer, 1, answer.n)))
+  end
+  assert(res[1], res[2])
+  return table.unpack(res, 2, res.n)
+end
+
 return M
