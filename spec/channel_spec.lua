@@ -212,6 +212,29 @@ describe("cosock.channel", function()
       assert.equal("two", r.second)
     end)
 
+    it("the loop taking back a select's waker leaves the next receiver's wait in place", function()
+      -- A waits in select; B's send wakes it, B takes the message itself and
+      -- waits in receive before A runs. The loop's setwaker(nil) for A must
+      -- not end B's wait: the next send has to reach B.
+      local r = {}
+      cosock.spawn(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() r.selected = pack(socket.select({ rx }, nil, 5)) end, "A")
+        cosock.spawn(function()
+          socket.sleep(0.01)
+          tx:send("x")
+          r.first = rx:receive()
+          r.second = rx:receive() -- waits; no timeout: a lost wake would stall run
+        end, "B")
+        socket.sleep(0.05)
+        tx:send("y")
+      end, "sender")
+      net.run()
+      assert.equal(1, #r.selected[1])
+      assert.equal("x", r.first)
+      assert.equal("y", r.second)
+    end)
+
     it("a receive inside a coroutine whose yields the task forwards is woken by send", function()
       local got
       cosock.spawn(function()

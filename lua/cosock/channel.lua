@@ -159,11 +159,17 @@ function receiver:setwaker(kind, fn)
   end
   local link = self.link
   local w = link.waker
-  if fn ~= nil and w ~= nil and (w ~= true or channel_waiting(link)) then
+  if fn == nil then
+    -- The loop takes back the waker of a task in select. A ticket (true) is
+    -- another task's wait in receive, which the loop never sets or clears here.
+    if w ~= true then link.waker = nil end
+    return
+  end
+  if w ~= nil and (w ~= true or channel_waiting(link)) then
     error("waker already set, receive can't be waited on from multiple places at once", 2)
   end
   link.waker = fn
-  if fn ~= nil and (link.closed or link.queue.first <= link.queue.last) then
+  if link.closed or link.queue.first <= link.queue.last then
     wake(link)
   end
 end
