@@ -2,8 +2,8 @@
  * receive and send, and the wait between two tries of a call, in C.
  *
  * A wrapper is a table { inner_sock = <non-blocking LuaSocket/LuaSec object>,
- * _tm = { block = n|nil, total = n|nil }, _wouldblock, _patient, ... } (the
- * fields are listed in wrap.lua). A call tries the inner object; when that
+ * timeout = n|nil, total = n|nil, _wouldblock, ... } (the fields are listed in
+ * wrap.lua; they are read raw, never through the method table). A call tries the inner object; when that
  * fails with "timeout"/"wantread"/"wantwrite", it waits and tries again when
  * resumed, from a continuation (lua_yieldk). In the coroutine the loop is
  * resuming, the loop parks the task on the wrapper directly (cn_prepark) and
@@ -12,8 +12,8 @@
  * loop. Written in Lua this was most of the instructions a round trip spent
  * outside LuaSocket.
  *
- * Timeouts are LuaSocket's: _tm.block ("b") limits each wait, _tm.total
- * ("t") the whole call; nil or negative means no limit, 0 fails at once with
+ * Timeouts are LuaSocket's: timeout ("b") limits each wait, total ("t") the
+ * whole call; nil or negative means no limit, 0 fails at once with
  * the inner object's own values. */
 #include "config.h"
 
@@ -28,15 +28,14 @@
  * functions read: pushing an upvalue costs a fraction of interning a C
  * string again (lua_pushstring). */
 #define KEYS(X) \
-  X(INNER_SOCK, "inner_sock") X(SENT, "_sent") X(PATIENT, "_patient") \
-  X(WOULDBLOCK, "_wouldblock") X(TM, "_tm") X(BLOCK, "block") X(TOTAL, "total") \
+  X(INNER_SOCK, "inner_sock") X(SENT, "_sent") \
+  X(WOULDBLOCK, "_wouldblock") X(TOTAL, "total") \
   X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") \
   X(RECEIVE, "receive") X(SEND, "send") X(DIRTY, "dirty") \
   X(TIMEOUT, "timeout") X(WANTREAD, "wantread") X(WANTWRITE, "wantwrite") \
   X(CLOSEDERR, "closed") X(LINE, "*l")
-/* After them, one more upvalue: NO_TIMEOUT, the shared empty _tm. */
 #define KEY_ENUM(name, str) UP_##name,
-enum { UP_LOOP = 1, KEYS(KEY_ENUM) UP_NO_TIMEOUT, UP_COUNT_ };
+enum { UP_LOOP = 1, KEYS(KEY_ENUM) UP_COUNT_ };
 #define KEY(k) lua_upvalueindex(UP_##k)
 
 /* Which wait a failed call asks for, by the inner object's error: LuaSocket
@@ -62,36 +61,55 @@ static void set_sent(lua_State *L, int self, int sent) {
   lua_rawset(L, self);
 }
 
-static lua_Number timeout_field(lua_State *L, int tm, int key, int *set) {
+/* The wrapper's timeouts, read raw: a number >= 0 sets one, anything else
+ * (nil, negative) means none. "timeout" is KEY(TIMEOUT), the same string as
+ * the error. */
+typedef struct timeouts {
+  lua_Number block, total;
+  int has_block, has_total;
+} timeouts;
+
+static lua_Number timeout_field(lua_State *L, int self, int key, int *set) {
   lua_Number v = 0;
   *set = 0;
-  if (tm && rawfield(L, tm, key) == LUA_TNUMBER) {
+  if (rawfield(L, self, key) == LUA_TNUMBER) {
     v = lua_tonumber(L, -1);
     *set = v >= 0;
   }
-  if (tm) lua_pop(L, 1);
+  lua_pop(L, 1);
   return v;
+}
+
+static void read_timeouts(lua_State *L, int self, timeouts *tm) {
+  tm->block = timeout_field(L, self, KEY(TIMEOUT), &tm->has_block);
+  tm->total = timeout_field(L, self, KEY(TOTAL), &tm->has_total);
+}
+
+/* False when a timeout of 0 makes every call fail at once instead of waiting. */
+static int may_wait(const timeouts *tm) {
+  return !(tm->has_block && tm->block == 0) && !(tm->has_total && tm->total == 0);
 }
 
 /* Starts a wait of the wrapper at self for kind. dl is the stack slot of the
  * call's deadline: nil before its first wait, then kept there across waits.
+ * known: the wrapper's timeouts when the caller has just read them, else NULL.
  * Returns 0 when the call must fail with a timeout now; otherwise pushes the
  * values to yield and returns their count. */
-static int wait_begin(lua_State *L, int self, int kind, int dl) {
+static int wait_begin(lua_State *L, int self, int kind, int dl, const timeouts *known) {
   cn_loop *lp;
-  int tm = 0, has_block, has_total;
-  lua_Number block, total, deadline, left;
+  timeouts tm;
+  int has_block;
+  lua_Number block, deadline, left;
   luaL_checkstack(L, 6, NULL);
-  if (rawfield(L, self, KEY(TM)) == LUA_TTABLE && !lua_rawequal(L, -1, KEY(NO_TIMEOUT)))
-    tm = lua_gettop(L);
-  block = timeout_field(L, tm, KEY(BLOCK), &has_block);
-  total = timeout_field(L, tm, KEY(TOTAL), &has_total);
-  lua_pop(L, 1);
+  if (known) tm = *known;
+  else read_timeouts(L, self, &tm);
+  block = tm.block;
+  has_block = tm.has_block;
   if (has_block && block == 0) return 0;
   if (lua_isnil(L, dl)) {
-    if (!has_total) deadline = HUGE_VAL;
-    else if (total == 0) return 0;
-    else deadline = cn_clock_now() + total;
+    if (!tm.has_total) deadline = HUGE_VAL;
+    else if (tm.total == 0) return 0;
+    else deadline = cn_clock_now() + tm.total;
     lua_pushnumber(L, deadline);
     lua_replace(L, dl);
   }
@@ -171,7 +189,7 @@ static int receive_fail(lua_State *L) {
 }
 
 /* The inner receive failed with err: wait and try again, or give up. */
-static int receive_wait(lua_State *L) {
+static int receive_wait(lua_State *L, const timeouts *known) {
   int kind = wait_kind(L, RV_ERR, K_RECV), n;
   if (kind < 0) {
     if (lua_rawequal(L, RV_ERR, KEY(CLOSEDERR)) && reads_all(L)) {
@@ -184,7 +202,7 @@ static int receive_wait(lua_State *L) {
         return 1;
       }
     }
-  } else if ((n = wait_begin(L, RV_SELF, kind, RV_DEADLINE)) > 0) {
+  } else if ((n = wait_begin(L, RV_SELF, kind, RV_DEADLINE, known)) > 0) {
     return lua_yieldk(L, n, 0, receive_k);
   }
   return receive_fail(L);
@@ -204,7 +222,7 @@ static int receive_try(lua_State *L) {
   lua_copy(L, -2, RV_ERR);
   lua_copy(L, -1, RV_PARTIAL);
   lua_settop(L, RV_DEADLINE);
-  return receive_wait(L);
+  return receive_wait(L, NULL);
 }
 
 static int receive_k(lua_State *L, int status, lua_KContext ctx) {
@@ -250,6 +268,7 @@ static int w_receive(lua_State *L) {
   lua_pushnil(L);                              /* deadline */
   if (rawfield(L, RV_SELF, KEY(SENT)) == LUA_TBOOLEAN && lua_toboolean(L, -1)) {
     int wait_first;
+    timeouts tm;
     lua_pop(L, 1);
     /* false, not nil: a field that stays set is the fastest to write. */
     set_sent(L, RV_SELF, 0);
@@ -257,9 +276,8 @@ static int w_receive(lua_State *L) {
      * would be a recv() that fails. When the call may wait and nothing is
      * buffered, wait first (data already there ends the wait at once), as
      * if the first try had failed with the inner object's would-block error. */
-    wait_first = rawfield(L, RV_SELF, KEY(PATIENT)) != LUA_TNIL && lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    if (wait_first) {
+    read_timeouts(L, RV_SELF, &tm);
+    if ((wait_first = may_wait(&tm)) != 0) {
       lua_pushvalue(L, KEY(DIRTY));
       if (lua_gettable(L, RV_INNER) == LUA_TFUNCTION) {
         lua_pushvalue(L, RV_INNER);
@@ -273,7 +291,7 @@ static int w_receive(lua_State *L) {
     if (wait_first) {
       rawfield(L, RV_SELF, KEY(WOULDBLOCK));
       lua_replace(L, RV_ERR);
-      return receive_wait(L);
+      return receive_wait(L, &tm);             /* timeouts just read */
     }
   } else {
     lua_pop(L, 1);
@@ -317,7 +335,7 @@ static int send_try(lua_State *L, int start) {
 
 static int send_wait(lua_State *L) {
   int kind = wait_kind(L, SD_ERR, K_SEND), n;
-  if (kind >= 0 && (n = wait_begin(L, SD_SELF, kind, SD_DEADLINE)) > 0)
+  if (kind >= 0 && (n = wait_begin(L, SD_SELF, kind, SD_DEADLINE, NULL)) > 0)
     return lua_yieldk(L, n, 0, send_k);
   return send_fail(L);
 }
@@ -377,7 +395,7 @@ static int w_wait(lua_State *L) {
   kind = luaL_checkoption(L, 2, NULL, kinds);
   lua_settop(L, 3);
   if (!lua_isnil(L, 3)) luaL_checknumber(L, 3);
-  n = wait_begin(L, 1, kind, 3);
+  n = wait_begin(L, 1, kind, 3, NULL);
   if (n == 0) return 0;
   return lua_yieldk(L, n, 0, wait_k);
 }
@@ -395,8 +413,5 @@ void cn_wrapper_open(lua_State *L) {
   luaL_checkstack(L, UP_COUNT_ + 1, NULL);
   lua_pushvalue(L, -2);                        /* loop, module */
   for (i = 0; keys[i]; i++) lua_pushstring(L, keys[i]);
-  lua_newtable(L);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -UP_COUNT_ - 1, "NO_TIMEOUT");
   luaL_setfuncs(L, funcs, UP_COUNT_ - 1);
 }

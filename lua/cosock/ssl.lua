@@ -13,7 +13,9 @@ local luasec = require "ssl"
 local wrap = require "cosock.socket.wrap"
 
 local setmetatable, rawset, error, type = setmetatable, rawset, error, type
-local wait, RECV_WAIT, SEND_WAIT = wrap.wait, wrap.RECV_WAIT, wrap.SEND_WAIT
+local wait = wrap.wait
+-- Which wait a handshake that did not finish asks for.
+local HANDSHAKE_WAIT = { wantread = "recvr", wantwrite = "sendr" }
 local passthrough = wrap.passthrough
 
 local m = {}
@@ -34,8 +36,7 @@ function m.wrap(sock, config)
   if not inner then return nil, err end
   inner:settimeout(0)
   return setmetatable({ inner_sock = inner, class = "tls{}", timeout = sock.timeout,
-                        total = sock.total, _tm = sock._tm, _wouldblock = "wantread",
-                        _patient = sock._patient ~= false }, tls_mt)
+                        total = sock.total, _wouldblock = "wantread" }, tls_mt)
 end
 
 m.newcontext = luasec.newcontext
@@ -52,7 +53,7 @@ function tls:dohandshake()
   if ok then return ok end
   local deadline
   while true do
-    local kind = RECV_WAIT[err]
+    local kind = HANDSHAKE_WAIT[err]
     if kind == nil then return nil, err end
     deadline = wait(self, kind, deadline)
     if deadline == nil then return nil, err end
@@ -72,7 +73,8 @@ function tls:receive(pattern, prefix)
   local data, err, partial = tls_receive(self, pattern, prefix)
   if data ~= nil then return data end
   if err == EOF_ERR then
-    if (pattern == "*a" or pattern == "a") and not self._closed then
+    -- "*a" and what else LuaSocket reads as it ("*all": the first two bytes)
+    if type(pattern) == "string" and pattern:sub(1, 2) == "*a" and not self._closed then
       return partial or ""
     end
     return nil, "closed", partial

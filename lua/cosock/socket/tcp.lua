@@ -19,8 +19,7 @@ local mt -- metatable of every tcp wrapper, set below
 --- Wrap a LuaSocket tcp object (made non-blocking here).
 local function new(inner)
   inner:settimeout(0)
-  return setmetatable({ inner_sock = inner, class = inner.class, _tm = wrap.NO_TIMEOUT,
-                        _wouldblock = "timeout", _patient = true }, mt)
+  return setmetatable({ inner_sock = inner, class = inner.class, _wouldblock = "timeout" }, mt)
 end
 
 --- Make a wrapper around a fresh LuaSocket object from `create` (luasocket.tcp,
@@ -34,7 +33,7 @@ end
 mt = wrap.methods(m, function() return create(luasocket.tcp) end)
 
 -- Private (underscore, like _wake): wrap a LuaSocket tcp object; used by
--- cosock.socket for tcp4/tcp6 and by cosock.ssl. Not LuaSocket API.
+-- cosock.socket for tcp4/tcp6. Not LuaSocket API.
 m._from_inner = new
 
 --- accept(): wait for a connection; returns a "tcp{client}" wrapper or nil, err.

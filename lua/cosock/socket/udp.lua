@@ -20,8 +20,7 @@ local mt
 
 local function new(inner)
   inner:settimeout(0)
-  return setmetatable({ inner_sock = inner, class = inner.class, _tm = wrap.NO_TIMEOUT,
-                        _wouldblock = "timeout", _patient = true }, mt)
+  return setmetatable({ inner_sock = inner, class = inner.class }, mt)
 end
 
 mt = wrap.methods(m, function()

@@ -3,13 +3,14 @@
 ---
 --- A wrapper is a plain table { inner_sock = <LuaSocket/LuaSec object>, class = "...",
 --- timeout = nil|number, total = nil|number } whose metatable's __index is its
---- method table. The inner
---- object is always non-blocking (settimeout(0)); a call that would block yields
---- `{self}` to the loop in recvt or sendt, with what is left of the wrapper's timeout,
---- then retries. receive, send and that wait are written in C (src/wrapper.c,
---- exported by cosock.core): they run on every call of every connection.
+--- method table. The inner object is always non-blocking (settimeout(0)); a call
+--- that would block waits until the socket is ready (or the wrapper's timeout
+--- passes), then retries. receive, send and that wait are written in C
+--- (src/wrapper.c, exported by cosock.core): they run on every call of every
+--- connection. In the task's own coroutine the loop parks the task directly;
+--- elsewhere the wait yields `{self}` in recvt or sendt, as cosock's wrappers do.
 ---
---- Timeouts are LuaSocket's (see settimeout and wait below): by default the
+--- Timeouts are LuaSocket's (see settimeout and M.wait below): by default the
 --- timeout limits each wait ("b"), as in LuaSocket and cosock 0.2.0; a "t" timeout
 --- limits the whole call. A call that times out returns the inner object's own
 --- failure values ("timeout" for LuaSocket, "wantread"/"wantwrite" for LuaSec).
@@ -21,32 +22,19 @@
 ---   _fd                     the inner socket's fd, cached by the loop (cleared by
 ---                           close and setfd)
 ---   _sent                   true after a send, until the next receive
----   _tm                     the timeouts, see NO_TIMEOUT
 ---   _wouldblock             the error the inner receive gives when it would block
----                           ("timeout"; tls: "wantread"), set at creation
----   _patient                false when a timeout of 0 makes calls fail at once
+---                           ("timeout"; tls: "wantread"), set at creation (tcp, tls)
+--- The C side reads every field raw (never through the method table).
 
 local type, tonumber, error, tostring = type, tonumber, error, tostring
 
 local M = {}
 
--- The loop's C core: its monotonic clock (LuaSocket's gettime follows the wall
--- clock), and its fast path for our own wrappers (see M.methods and M.close).
+-- The loop's C core: receive, send and wait (src/wrapper.c), and its fast
+-- path for our own wrappers (see M.methods and M.close).
 local core = require "cosock.core"
-M.clock = core.monotime
 local closing = core.closing
 local wake_native = core.wake
--- Marks the wrappers' and channels' own waits: the loop builds no ready lists
--- for them and skips the dirty() check.
-M.INTERNAL = core.INTERNAL
-
--- A wrapper's timeouts live in one raw field, _tm = { block = n|nil, total =
--- n|nil }, so the hot path reads them without falling through to the method
--- table; settimeout always puts a new table there (wrappers made from another
--- one, like tls from tcp, may share it). The public fields timeout and total
--- mirror them. NO_TIMEOUT stands for "none set" and is never written to.
-local NO_TIMEOUT = core.NO_TIMEOUT
-M.NO_TIMEOUT = NO_TIMEOUT
 
 local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
 
@@ -57,14 +45,6 @@ local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
 --- the first wait of a call and the value the previous wait returned afterwards.
 --- nil back means the call must fail with a timeout. (C: src/wrapper.c.)
 M.wait = core.wait
-
---- Which wait a failed call asks for, by the error the inner object gave.
---- LuaSocket only says "timeout"; LuaSec says "wantread"/"wantwrite" (a TLS receive
---- may need the socket writable during a renegotiation, and the other way round).
---- receive and send (C) map errors the same way.
-local RECV_WAIT = { timeout = "recvr", wantread = "recvr", wantwrite = "sendr" }
-local SEND_WAIT = { timeout = "sendr", wantwrite = "sendr", wantread = "recvr" }
-M.RECV_WAIT, M.SEND_WAIT = RECV_WAIT, SEND_WAIT
 
 ---------------------------------------------------------------------------
 -- Methods shared by every wrapper kind
@@ -88,8 +68,6 @@ function M.settimeout(self, t, mode)
   else
     error("bad argument #2 to 'settimeout' (invalid mode '" .. tostring(mode) .. "')", 2)
   end
-  self._tm = { block = self.timeout, total = self.total }
-  self._patient = self.timeout ~= 0 and self.total ~= 0
   return 1.0
 end
 
@@ -205,7 +183,7 @@ function M.methods(methods, ctor)
 end
 
 --- Tells the loop that objects with metatable mt are wrappers built on this
---- module (wait/close/_wake/setfd below); returns mt.
+--- module (close/_wake/setfd here, receive/send/wait in C); returns mt.
 function M.native(mt)
   core.register_native(mt)
   return mt
