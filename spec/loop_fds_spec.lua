@@ -290,7 +290,12 @@ describe("fd polling", function()
     L.assert_clean()
   end)
 
-  it("waits on fds numbered above FD_SETSIZE work (or fail with a clear error)", function()
+  it("waits on fds numbered above FD_SETSIZE work", function()
+    local limit = tonumber(io.popen("ulimit -n"):read("*l"))
+    if limit and limit <= 1200 then
+      pending("RLIMIT_NOFILE " .. limit .. " too low to open fd 1100+")
+      return
+    end
     -- open sockets until fd numbers pass 1024, then wait on the last ones
     local pairs_ = {}
     local high = 0
@@ -314,13 +319,9 @@ describe("fd polling", function()
       end, "sender" .. i)
     end
     local ok, err = pcall(cosock.run)
-    if ok then
-      assert.equal(10, done)
-      L.assert_clean()
-    else
-      -- a clear error, not a crash: it mentions the fd or the limit
-      assert.is_true(L.has(err, "fd") or L.has(err, "FD_SETSIZE") or L.has(err, "descriptor"), tostring(err))
-    end
+    assert(ok, err) -- the loop moves to epoll by itself
+    assert.equal(10, done)
+    L.assert_clean()
   end)
 
   it("an fd closed while registered and reused at once by a new wait is still polled", function()

@@ -204,17 +204,6 @@ describe("the resume tuple", function()
   end)
 
   describe("through cosock.socket.select", function()
-    it("returns exactly three values on timeout", function()
-      local r
-      cosock.spawn(function() r = pack(cosock.socket.select(nil, nil, 0)) end)
-      cosock.run()
-      assert.equal(3, r.n)
-      assert.is_nil(r[1])
-      assert.is_nil(r[2])
-      assert.equal("timeout", r[3])
-      L.assert_clean()
-    end)
-
     it("returns exactly three values on a wake", function()
       local a = L.obj("a")
       local r

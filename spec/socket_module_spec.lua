@@ -146,8 +146,10 @@ describe("cosock.socket module", function()
     end)
 
     it("sleep raises for a non-number", function()
-      assert.has_error(function() socket.sleep() end)
-      assert.has_error(function() socket.sleep("x") end)
+      assert.matches("bad argument #1 to 'sleep' (number expected, got no value)",
+        net.error_of(function() socket.sleep() end), 1, true)
+      assert.matches("bad argument #1 to 'sleep' (number expected, got string)",
+        net.error_of(function() socket.sleep("x") end), 1, true)
     end)
 
     it("select outside a task raises (it yields)", function()

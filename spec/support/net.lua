@@ -86,6 +86,13 @@ end
 
 function M.pack(...) return table.pack(...) end
 
+--- The error message fn() raises (fails the test when it raises nothing).
+function M.error_of(fn)
+  local ok, err = pcall(fn)
+  luassert(not ok, "expected an error")
+  return tostring(err)
+end
+
 -- Runs fn(...) in a coroutine of its own and forwards each of its yields to
 -- the loop (and the loop's answer back), as a library with its own
 -- coroutines does. Returns what fn returned.
