@@ -360,6 +360,30 @@ describe("thread handles across task slots and resets", function()
     L.assert_clean()
   end)
 
+  it("a setwaker that cancels the task again while it is being cancelled: freed once", function()
+    local h, nested
+    local a = L.obj("a")
+    local orig = a.setwaker
+    a.setwaker = function(self, kind, fn)
+      orig(self, kind, fn)
+      if fn == nil and nested == nil then nested = table.pack(pcall(h.cancel, h)) end
+    end
+    h = cosock.spawn(function() L.yield({ a }, nil, 5) end, "victim")
+    cosock.spawn(function() L.pass(); h:cancel() end, "canceller")
+    cosock.run()
+    assert.same({ true, n = 1 }, nested) -- the inner cancel has nothing left to do
+    assert.is_false(h:is_alive())
+    L.assert_clean()
+    -- its slot is free once: two new tasks get two slots and both run
+    local ran = {}
+    local h1 = cosock.spawn(function() L.pass(); ran[#ran + 1] = 1 end, "one")
+    local h2 = cosock.spawn(function() L.pass(); ran[#ran + 1] = 2 end, "two")
+    assert.is_true(h1:is_alive() and h2:is_alive())
+    cosock.run()
+    assert.same({ 1, 2 }, ran)
+    L.assert_clean()
+  end)
+
   it("a cancelled task's handle does not control the task that takes its slot", function()
     local a = L.obj("a")
     local victim = cosock.spawn(function() L.yield({ a }) end, "victim")

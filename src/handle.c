@@ -48,10 +48,15 @@ static int h_cancel(lua_State *L) {
   cn_task *t = handle_task(L, lp);
   int failed;
   if (t == NULL) return 0;
-  if (t->slot == lp->current || t->state == T_RUNNING)
+  if (t->slot == lp->current)
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
   if (t->slot == lp->parking)
     return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
+  if (t->state == T_RUNNING) return 0;         /* being cancelled: a setwaker below cancels again */
+  /* Out of every list and not PARKED: no waker and no run started from the
+   * setwaker calls of cn_unpark can reach it before it is freed. */
+  cn_list_unlink(lp, t);
+  t->state = T_RUNNING;
   failed = cn_unpark(L, lp, t, 1, 0);
   cn_task_free(L, lp, t);
   if (failed) return lua_error(L);

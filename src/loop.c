@@ -227,10 +227,8 @@ int cn_run(lua_State *L) {
   lua_pushvalue(L, LOOP_UPVALUE);
   lua_pushcclosure(L, run_passes, 1);
   status = lua_pcall(L, 0, 0, 0);
+  if (status != LUA_OK) recover(L, lp);        /* still running: its Lua calls cannot run() */
   lp->running = 0;
-  if (status != LUA_OK) {
-    recover(L, lp);
-    return lua_error(L);
-  }
+  if (status != LUA_OK) return lua_error(L);
   return 0;
 }

@@ -441,8 +441,8 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
 void cn_rollback_park(lua_State *L, cn_loop *lp) {
   cn_task *t = cn_task_get(lp, lp->parking);
   int i, rec;
-  lp->parking = -1;
-  if (t == NULL) return;
+  if (t == NULL) { lp->parking = -1; return; }
+  /* lp->parking stays set: a cancel from the setwaker calls below is refused. */
   cn_push_record(L, lp, t->slot);
   rec = lua_gettop(L);
   for (i = 0; i < t->nwait; i++) {
@@ -463,4 +463,5 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
   lua_settop(L, rec - 1);
   t->nwait = 0;
   cn_task_free(L, lp, t);
+  lp->parking = -1;
 }

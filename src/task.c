@@ -72,6 +72,7 @@ cn_task *cn_task_new(cn_loop *lp) {
 }
 
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
+  if (t->state == T_FREE) return;              /* freed already (must not count twice) */
   cn_timer_disarm(lp, t);
   th_remove(&lp->timers, &t->timer);
   cn_list_unlink(lp, t);
