@@ -113,6 +113,21 @@ describe("wrapper waits", function()
     assert.has.match("non%-wakeable socket %(task 'odd' yielded a table without setwaker in its recvt%)", err)
   end)
 
+  it("a nonsense cached fd in a wrapper is not trusted: the wait still works", function()
+    local got = {}
+    cosock.spawn(function()
+      local c, s = net.pair()
+      for _, bad in ipairs { -1, 2 ^ 40, 0.5 } do
+        c._fd = bad -- a plain field: anything may end up there
+        cosock.spawn(function() cosock.socket.sleep(0); assert(s:send("x\n")) end, "sender")
+        got[#got + 1] = c:receive()
+      end
+      c:close(); s:close()
+    end, "receiver")
+    net.run()
+    assert.same({ "x", "x", "x" }, got)
+  end)
+
   it("cancelling a task that waits in receive frees the socket for another task", function()
     local got, first_alive
     cosock.spawn(function()

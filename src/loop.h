@@ -71,6 +71,9 @@ typedef struct cn_task {
 
 typedef struct cn_list { int head, tail, n; } cn_list;
 
+/* Fds at or above this are refused (the per-fd arrays would not fit). */
+#define CN_MAX_FD (1 << 28)
+
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
 
 typedef struct cn_loop {

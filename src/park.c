@@ -172,12 +172,15 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
    * closes or replaces its socket): no getfd() call per wait. The wrapper
    * itself stands for its file in the reuse check (see cn_fd_register). */
   if (native && lua_getfield(L, obj, "_fd") == LUA_TNUMBER) {
-    fdn = lua_tonumber(L, -1);
-    cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, obj,
-                   CN_FD_NATIVE | CN_FD_CACHED);
-    t->waits[i].fd = (int)fdn;
-    lua_settop(L, top);
-    return;
+    /* A plain field, so only a plausible fd is trusted; else ask getfd(). */
+    lua_Integer fd = lua_tointegerx(L, -1, &isnum);
+    if (isnum && fd >= 0 && fd < CN_MAX_FD) {
+      cn_fd_register(L, lp, t->slot, i, (int)fd, t->waits[i].kind, obj, obj,
+                     CN_FD_NATIVE | CN_FD_CACHED);
+      t->waits[i].fd = (int)fd;
+      lua_settop(L, top);
+      return;
+    }
   }
   lua_settop(L, top);
   if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return; }
@@ -197,7 +200,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                t->waits[i].kind == K_RECV ? "recvt" : "sendt", lua_tostring(L, -1),
                luaL_typename(L, -2));
   }
-  if (fdn >= 0 && fdn < 2147483647.0) {
+  if (fdn >= 0 && fdn < 2147483647.0) {           /* too large: cn_fd_register says so */
     cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, native ? obj : top + 1,
                    native ? CN_FD_NATIVE : 0);
     t->waits[i].fd = (int)fdn;
