@@ -272,6 +272,33 @@ describe("timers", function()
     end)
   end)
 
+  it("a timer re-armed in place fires in deadline order when the loop comes late", function()
+    -- a's first wait ends early (woken), leaving its timer node queued; its
+    -- second wait re-arms that node in place, keyed earlier than its real
+    -- deadline. b's deadline lies between the two. A task then keeps the
+    -- loop busy past both: b must still time out before a.
+    local monotime = require("cosock.core").monotime
+    local o = L.obj("o")
+    local order = {}
+    cosock.spawn(function()
+      L.yield({ o }, nil, 0.01)
+      L.yield(nil, nil, 0.06)
+      order[#order + 1] = "a"
+    end, "a")
+    cosock.spawn(function()
+      L.wait_until(function() return o:has_waker() end, "a parked")
+      o:fire()
+      L.pass()                  -- a is in its second wait now
+      cosock.spawn(function() L.yield(nil, nil, 0.03); order[#order + 1] = "b" end, "b")
+      L.pass()                  -- b is waiting
+      local until_ = monotime() + 0.1
+      repeat until monotime() > until_ -- the loop is blocked past both deadlines
+    end, "driver")
+    cosock.run()
+    assert.same({ "b", "a" }, order)
+    L.assert_clean()
+  end)
+
   it("many shuffled deadlines with cancellations: each other task wakes once, no cancelled one", function()
     -- 120 timers 2 ms apart, armed in one pass in shuffled order; a third are
     -- cancelled (removed from the middle of the timer structure). The order of

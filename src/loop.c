@@ -127,7 +127,9 @@ static void run_timers(cn_loop *lp, double now) {
   th_node *n;
   while ((n = th_top(&lp->timers)) != NULL && n->when <= now) {
     cn_task *t = (cn_task *)n; /* the node is the first member of the task */
-    if (t->armed && t->deadline > now) {
+    if (t->armed && (n->when != t->deadline || n->seq != t->dseq)) {
+      /* re-armed in place: to its real key first, so that a late pass
+       * still fires due timers in deadline order */
       th_move(&lp->timers, n, t->deadline, t->dseq);
       continue;
     }
