@@ -79,9 +79,9 @@ static int l_reset(lua_State *L) {
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
   cn_free_all(lp);
   init_lists(lp);
+  new_tables(L, lp);
   if (cn_fd_reset(lp, lp->backend0) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
-  new_tables(L, lp);
   return 0;
 }
 

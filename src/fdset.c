@@ -57,23 +57,25 @@ static void push_set(lua_State *L, cn_loop *lp, int key, int create) {
   lua_remove(L, -2);
 }
 
-/* True when inner (a socket object) is not the one last seen on fd, and
- * remembers it. The table holds its values weakly: a collected socket reads
- * as "not the same". fdobj keeps the address too, for the shortcut in
- * cn_fd_register. */
+/* True when inner (a socket object) is not the one last seen on fd. The
+ * table holds its values weakly: a collected socket reads as "not the same". */
 static int new_file(lua_State *L, cn_loop *lp, int fd, int inner) {
   int same;
   cn_push_ref(L, lp->r_inner);
   lua_rawgeti(L, -1, fd);
   same = lua_rawequal(L, -1, inner);
-  lua_pop(L, 1);
-  if (!same) {
-    lua_pushvalue(L, inner);
-    lua_rawseti(L, -2, fd);
-  }
+  lua_pop(L, 2);
+  return !same;
+}
+
+/* Remembers inner as the object on fd (once the poller has it). fdobj keeps
+ * the address too, for the shortcut in cn_fd_register. */
+static void remember_file(lua_State *L, cn_loop *lp, int fd, int inner) {
+  cn_push_ref(L, lp->r_inner);
+  lua_pushvalue(L, inner);
+  lua_rawseti(L, -2, fd);
   lua_pop(L, 1);
   lp->fdobj[fd] = lua_topointer(L, inner);
-  return !same;
 }
 
 /* Adds wait i of task slot on fd for kind: the object is at index obj, its
@@ -108,6 +110,8 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind
       luaL_error(L, "cosock: cannot poll fd %d of task %s: %s", fd, lua_tostring(L, -1), strerror(err));
     }
   }
+  if (force) remember_file(L, lp, fd, inner);
+  else lp->fdobj[fd] = lua_topointer(L, inner); /* the same live object */
   if (native) {
     lp->natslot[key] = slot + 1;
     lp->natwait[key] = i;
@@ -259,6 +263,15 @@ void cn_fd_free(cn_loop *lp) {
 
 /* Forgets every fd (for reset). Returns 0, or -1 if the poller cannot be made. */
 int cn_fd_reset(cn_loop *lp, const cn_backend *b) {
+  cn_poller fresh;
+  /* The new poller first: on failure the loop keeps a working one. */
+  if (cn_poller_init(&fresh, b) != 0) {
+    int err = errno;
+    cn_poller_free(&fresh);
+    errno = err;
+    return -1;
+  }
   cn_fd_free(lp);
-  return cn_poller_init(&lp->poller, b);
+  lp->poller = fresh;
+  return 0;
 }
