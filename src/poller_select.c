@@ -46,7 +46,7 @@ static int sel_wait(void *state, double timeout, cn_event *out, int max) {
   select_state *s = state;
   fd_set rd = s->rd, wr = s->wr;
   struct timeval tv, *tvp = NULL;
-  int fd, n, count = 0;
+  int fd, n, seen = 0, count = 0;
   if (timeout >= 0) {
     double secs = floor(timeout);
     tv.tv_sec = (time_t)secs;
@@ -55,9 +55,11 @@ static int sel_wait(void *state, double timeout, cn_event *out, int max) {
   }
   n = select(s->maxfd + 1, &rd, &wr, NULL, tvp);
   if (n <= 0) return n;
-  for (fd = 0; fd <= s->maxfd && count < max; fd++) {
+  /* n counts the set bits: stop at the last one, not at maxfd. */
+  for (fd = 0; fd <= s->maxfd && count < max && seen < n; fd++) {
     int ev = (FD_ISSET(fd, &rd) ? CN_READ : 0) | (FD_ISSET(fd, &wr) ? CN_WRITE : 0);
     if (ev == 0) continue;
+    seen += (ev & CN_READ ? 1 : 0) + (ev & CN_WRITE ? 1 : 0);
     out[count].fd = fd;
     out[count].events = ev;
     count++;
