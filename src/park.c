@@ -214,33 +214,6 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   lua_settop(L, top);
 }
 
-/* The common wait of the project's wrappers, ({self}, nil, t, INTERNAL) or
- * (nil, {self}, t, INTERNAL), recorded without walking tables or looking up
- * methods. Returns 0 (nothing done) when the yield has another shape. */
-static int park_wrapper(lua_State *L, cn_loop *lp, cn_task *t, int rec, int args) {
-  int kind = lua_isnil(L, args) ? K_SEND : K_RECV, set = args + kind, native = 0;
-  if (!lua_isnil(L, args + 1 - kind) || !lua_istable(L, set) || lua_rawlen(L, set) != 1)
-    return 0;
-  if (lua_rawgeti(L, set, 1) == LUA_TTABLE) native = cn_is_native(L, lp, lua_gettop(L));
-  if (!native) { lua_pop(L, 1); return 0; }
-  ensure_waits(L, t, 1);
-  t->waits[0].obj = lua_topointer(L, -1);
-  t->waits[0].fd = -1;
-  t->waits[0].kind = (unsigned char)kind;
-  t->waits[0].native = 1;
-  t->waits[0].fired = 0;
-  t->nwait = 1;
-  if (kind == K_RECV) t->nrecvt = 1; else t->nsendt = 1;
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, rec, R_WAIT);                 /* obj */
-  t->waitid = ++lp->waitids;
-  t->state = T_PARKED;
-  lp->nset = 1;
-  find_fd(L, lp, t, 0, lua_gettop(L));
-  lua_pop(L, 1);
-  return 1;
-}
-
 /* True when the inner socket of the object at obj has buffered data. */
 static int is_dirty(lua_State *L, int obj) {
   int top = lua_gettop(L), dirty = 0;
@@ -328,7 +301,6 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
     t->has_timeout = 1;
     t->timeout = timeout;
   }
-  if (t->internal && park_wrapper(L, lp, t, rec, args)) goto armed;
   collect(L, lp, t, rec, args, K_RECV);
   collect(L, lp, t, rec, args + 1, K_SEND);
   waitid = t->waitid = ++lp->waitids;
@@ -355,7 +327,6 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
     find_fd(L, lp, t, i, lua_gettop(L));
     lua_pop(L, 1);
   }
-armed:
   arm_timer(lp, t);
   lp->parking = -1;
   /* Buffered data counts as readable at once, as in LuaSocket's select. */
