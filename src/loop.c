@@ -15,8 +15,6 @@
 #include "clock.h"
 #include "loop.h"
 
-#define ONE_YEAR (365.0 * 24 * 3600)
-
 static int is_resumable(lua_State *co) {
   if (lua_status(co) == LUA_YIELD) return 1;
   if (lua_status(co) == LUA_OK) {
@@ -177,8 +175,7 @@ static int run_passes(lua_State *L) {
     }
     if (lp->lists[lp->ready].n > 0) timeout = 0;
     else if (next) timeout = next->when > now ? next->when - now : 0;
-    else timeout = -1;
-    if (timeout > ONE_YEAR) timeout = ONE_YEAR;
+    else timeout = -1;                         /* (deadlines are capped when armed) */
     /* Step 11. */
     if (timeout < 0 && lp->poller.nfds == 0) stall(L, lp);
     /* Steps 12-15. */
