@@ -128,8 +128,6 @@ static void ep_add(int ep, int fd, unsigned events, void *ptr)
         fail("epoll_ctl: %s", strerror(errno));
 }
 
-/* Write a whole short message; loopback buffers are far larger than any
- * message here, so a short write is reported as a failure. */
 /* A non-blocking connect reported writable (or failed): checks the result
  * and moves the fd's interest to reading. Returns 0 when the event was not
  * about the connect yet. */
@@ -150,6 +148,8 @@ static inline int connect_done(int ep, int fd, unsigned events, void *ptr)
     return 1;
 }
 
+/* Write a whole short message; loopback buffers are far larger than any
+ * message here, so a short write is reported as a failure. */
 static void send_all(int fd, const char *buf, size_t len)
 {
     ssize_t n = write(fd, buf, len);
