@@ -384,6 +384,30 @@ describe("thread handles across task slots and resets", function()
     L.assert_clean()
   end)
 
+  it("handles keep to their own loop when the module is loaded a second time", function()
+    local saved = {}
+    for k, v in pairs(package.loaded) do
+      if k == "cosock" or k:match("^cosock%.") then saved[k] = v end
+    end
+    finally(function()
+      for k in pairs(package.loaded) do
+        if k == "cosock" or k:match("^cosock%.") then package.loaded[k] = nil end
+      end
+      for k, v in pairs(saved) do package.loaded[k] = v end
+    end)
+    local old = cosock.spawn(function() end, "old")  -- in the loop the specs use
+    for k in pairs(saved) do package.loaded[k] = nil end
+    local cosock2 = require "cosock"                 -- a second, separate loop
+    assert.is_false(rawequal(cosock2, cosock))
+    local ran = false
+    local new = cosock2.spawn(function() ran = true end, "new") -- same slot and serial
+    old:cancel()                                     -- must not touch the new loop's task
+    assert.is_true(new:is_alive())
+    assert.is_false(old:is_alive())
+    cosock2.run()
+    assert.is_true(ran)
+  end)
+
   it("a cancelled task's handle does not control the task that takes its slot", function()
     local a = L.obj("a")
     local victim = cosock.spawn(function() L.yield({ a }) end, "victim")

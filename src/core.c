@@ -63,7 +63,7 @@ static int l_spawn(lua_State *L) {
   lua_pushvalue(L, 2);
   lua_rawseti(L, -2, R_NAME);
   slot = cn_task_reserve(L, lp);
-  cn_handle_push(L, slot, lp->serials + 1, 2); /* fn, name, co, rec, handle */
+  cn_handle_push(L, lp, slot, lp->serials + 1, 2); /* fn, name, co, rec, handle */
   cn_push_ref(L, lp->r_tasks);
   lua_pushvalue(L, 4);
   lua_rawseti(L, -2, slot);                    /* may raise: nothing is committed yet */
@@ -195,6 +195,7 @@ static int loop_gc(lua_State *L) {
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_inner);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_natives);
   luaL_unref(L, LUA_REGISTRYINDEX, lp->r_hook);
+  luaL_unref(L, LUA_REGISTRYINDEX, lp->r_handle_mt);
   return 0;
 }
 

@@ -2,7 +2,10 @@
  *
  * A full userdata holding (slot, serial): the serial is unique per spawn, so a
  * handle never mistakes a later task in a reused slot for its own. Its user
- * value is the name. Fields: name; methods: is_alive, cancel; tostring. */
+ * value is the name. Fields: name; methods: is_alive, cancel; tostring.
+ * Each loop has its own handle metatable, whose functions hold that loop: a
+ * module loaded again (package.loaded cleared) makes a new loop, and the
+ * handles of the old one must keep talking to theirs. */
 #include "config.h"
 
 #include <string.h>
@@ -11,7 +14,7 @@
 
 #include "loop.h"
 
-#define HANDLE_MT "cosock.thread_handle"
+#define HANDLE_NAME "cosock.thread_handle"
 
 typedef struct cn_handle {
   int slot;
@@ -20,18 +23,28 @@ typedef struct cn_handle {
 
 /* The live task behind the handle at index 1, or NULL. */
 static cn_task *handle_task(lua_State *L, cn_loop *lp) {
-  cn_handle *h = luaL_checkudata(L, 1, HANDLE_MT);
-  cn_task *t = cn_task_get(lp, h->slot);
+  cn_handle *h = lua_touserdata(L, 1);
+  cn_task *t;
+  int ours = 0;
+  if (h != NULL && lua_getmetatable(L, 1)) {
+    cn_push_ref(L, lp->r_handle_mt);
+    ours = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+  }
+  if (!ours)
+    luaL_argerror(L, 1, lua_pushfstring(L, HANDLE_NAME " expected, got %s", luaL_typename(L, 1)));
+  t = cn_task_get(lp, h->slot);
   return t && t->serial == h->serial ? t : NULL;
 }
 
-void cn_handle_push(lua_State *L, int slot, uint64_t serial, int name) {
+void cn_handle_push(lua_State *L, cn_loop *lp, int slot, uint64_t serial, int name) {
   cn_handle *h;
   name = lua_absindex(L, name);
   h = lua_newuserdata(L, sizeof *h);
   h->slot = slot;
   h->serial = serial;
-  luaL_setmetatable(L, HANDLE_MT);
+  cn_push_ref(L, lp->r_handle_mt);
+  lua_setmetatable(L, -2);
   lua_pushvalue(L, name);
   lua_setuservalue(L, -2);
 }
@@ -99,7 +112,10 @@ void cn_handle_open(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"is_alive", h_is_alive}, {"cancel", h_cancel}, {NULL, NULL}
   };
-  luaL_newmetatable(L, HANDLE_MT);             /* loop, mt */
+  cn_loop *lp = lua_touserdata(L, -1);
+  lua_createtable(L, 0, 4);                    /* loop, mt */
+  lua_pushliteral(L, HANDLE_NAME);
+  lua_setfield(L, -2, "__name");
   lua_newtable(L);
   lua_pushvalue(L, -3);
   luaL_setfuncs(L, methods, 1);
@@ -110,5 +126,5 @@ void cn_handle_open(lua_State *L) {
   lua_pushvalue(L, -2);
   lua_pushcclosure(L, h_tostring, 1);
   lua_setfield(L, -2, "__tostring");
-  lua_pop(L, 1);
+  lp->r_handle_mt = luaL_ref(L, LUA_REGISTRYINDEX); /* pops mt */
 }

@@ -110,6 +110,7 @@ typedef struct cn_loop {
   int ndirty, capdirty;
   int nwaitfds;             /* fds at least one task waits on */
   int r_tasks, r_fdsets, r_inner, r_natives, r_hook; /* registry references */
+  int r_handle_mt;          /* this loop's handle metatable (see handle.c) */
   const void *natmt[CN_MAX_NATIVE]; /* registered metatables (kept alive by r_natives) */
   int nnatmt;
   const cn_backend *backend0; /* the backend reset goes back to */
@@ -179,7 +180,7 @@ void cn_fd_free(cn_loop *lp);
 int cn_run(lua_State *L);
 
 /* handle.c */
-void cn_handle_push(lua_State *L, int slot, uint64_t serial, int name);
+void cn_handle_push(lua_State *L, cn_loop *lp, int slot, uint64_t serial, int name);
 void cn_handle_open(lua_State *L);
 
 /* wrapper.c: adds receive, send and wait to the module table on top (the
