@@ -42,6 +42,8 @@ static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
   lp->natwait = grow(L, lp->natwait, 2 * old, 2 * n, sizeof *lp->natwait);
   lp->fdflag = grow(L, lp->fdflag, old, n, sizeof *lp->fdflag);
   lp->fdobj = grow(L, (void *)lp->fdobj, old, n, sizeof *lp->fdobj);
+  /* dirty[] holds each fd at most once (fdflag): nfd entries always do. */
+  lp->dirty = grow(L, lp->dirty, old, n, sizeof *lp->dirty);
   lp->nfd = (int)n;
 }
 
@@ -155,18 +157,6 @@ void cn_fd_unregister(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int
   if (--lp->fdcount[key] == 0) {
     if (lp->fdcount[fd * 2] + lp->fdcount[fd * 2 + 1] == 0) lp->nwaitfds--;
     if (!lp->fdflag[fd]) {
-      if (lp->ndirty == lp->capdirty) {
-        int cap = lp->capdirty ? lp->capdirty * 2 : 64;
-        int *d = realloc(lp->dirty, (size_t)cap * sizeof *d);
-        if (d == NULL) {
-          /* Cannot defer: drop the interest now (costs a syscall, loses nothing). */
-          cn_poller_set(&lp->poller, fd, (lp->fdcount[fd * 2] ? CN_READ : 0) |
-                                         (lp->fdcount[fd * 2 + 1] ? CN_WRITE : 0), 0);
-          return;
-        }
-        lp->dirty = d;
-        lp->capdirty = cap;
-      }
       lp->fdflag[fd] = 1;
       lp->dirty[lp->ndirty++] = fd;
     }
@@ -258,7 +248,7 @@ void cn_fd_free(cn_loop *lp) {
   lp->fdcount = lp->natslot = lp->natwait = lp->dirty = NULL;
   lp->fdflag = NULL;
   lp->fdobj = NULL;
-  lp->nfd = lp->ndirty = lp->capdirty = lp->nwaitfds = 0;
+  lp->nfd = lp->ndirty = lp->nwaitfds = 0;
 }
 
 /* Forgets every fd (for reset). Returns 0, or -1 if the poller cannot be made. */

@@ -106,8 +106,8 @@ typedef struct cn_loop {
   unsigned char *fdflag;    /* per fd: queued in dirty[] */
   const void **fdobj;       /* per fd: address of the object last registered (see new_file) */
   int nfd;                  /* size of fdflag (fdcount has 2*nfd) */
-  int *dirty;               /* fds whose waits dropped this pass */
-  int ndirty, capdirty;
+  int *dirty;               /* fds whose waits dropped this pass (nfd long) */
+  int ndirty;
   int nwaitfds;             /* fds at least one task waits on */
   int r_tasks, r_fdsets, r_inner, r_natives, r_hook; /* registry references */
   int r_handle_mt;          /* this loop's handle metatable (see handle.c) */
