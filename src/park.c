@@ -107,6 +107,18 @@ static void ensure_waits(lua_State *L, cn_task *t, int n) {
   t->capwait = cap;
 }
 
+/* Appends a wait of t on the object at index obj (not yet polled). */
+static void add_wait(lua_State *L, cn_task *t, int obj, int kind, int native) {
+  cn_wait *w;
+  ensure_waits(L, t, t->nwait + 1);
+  w = &t->waits[t->nwait++];
+  w->obj = lua_topointer(L, obj);
+  w->fd = -1;
+  w->kind = (unsigned char)kind;
+  w->native = (unsigned char)native;
+  w->fired = 0;
+}
+
 /* True when the value at obj has one of the registered wrapper metatables.
  * Those stay alive in r_natives, so comparing addresses is exact. */
 int cn_is_native(lua_State *L, cn_loop *lp, int obj) {
@@ -149,13 +161,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
       }
       lua_pop(L, 1);
     }
-    ensure_waits(L, t, t->nwait + 1);
-    t->waits[t->nwait].obj = lua_topointer(L, -1);
-    t->waits[t->nwait].fd = -1;
-    t->waits[t->nwait].kind = (unsigned char)kind;
-    t->waits[t->nwait].native = (unsigned char)native;
-    t->waits[t->nwait].fired = 0;
-    t->nwait++;
+    add_wait(L, t, lua_gettop(L), kind, native);
     if (kind == K_RECV) t->nrecvt++; else t->nsendt++;
     lua_rawseti(L, rec, R_WAIT + t->nwait - 1); /* key */
   }
@@ -260,13 +266,8 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   t->timeout = lp->pre.timeout;
   t->nrecvt = kind == K_RECV;
   t->nsendt = kind == K_SEND;
-  ensure_waits(L, t, 1);
-  t->waits[0].obj = lua_topointer(L, obj);
-  t->waits[0].fd = -1;
-  t->waits[0].kind = (unsigned char)kind;
-  t->waits[0].native = 1;
-  t->waits[0].fired = 0;
-  t->nwait = 1;
+  t->nwait = 0;
+  add_wait(L, t, obj, kind, 1);
   t->waitid = lp->pre.waitid;
   t->state = T_PARKED;
   lp->nset = 1;
