@@ -8,6 +8,7 @@
 local luasocket = require "socket"
 local tcp = require "cosock.socket.tcp"
 local udp = require "cosock.socket.udp"
+local wrap = require "cosock.socket.wrap"
 
 local yield = coroutine.yield
 local type, error, pcall, setmetatable, getmetatable, select, rawset, tostring =
@@ -44,15 +45,7 @@ m.tcp = tcp -- callable method table: tcp() -> "tcp{master}" wrapper
 m.udp = udp -- callable method table: udp() -> "udp{unconnected}" wrapper
 
 local tcp_from, udp_from = tcp._from_inner, udp._from_inner
-
-local function maker(create, from)
-  if not create then return nil end
-  return function()
-    local inner, err = create()
-    if not inner then return nil, err end
-    return from(inner)
-  end
-end
+local maker = wrap.maker
 
 m.tcp4 = maker(luasocket.tcp4, tcp_from)
 m.tcp6 = maker(luasocket.tcp6, tcp_from)

@@ -22,15 +22,7 @@ local function new(inner)
   return setmetatable({ inner_sock = inner, class = inner.class, _wouldblock = "timeout" }, mt)
 end
 
---- Make a wrapper around a fresh LuaSocket object from `create` (luasocket.tcp,
---- tcp4 or tcp6); nil, err when the system refuses.
-local function create(fn)
-  local inner, err = fn()
-  if not inner then return nil, err end
-  return new(inner)
-end
-
-mt = wrap.methods(m, function() return create(luasocket.tcp) end)
+mt = wrap.methods(m, wrap.maker(luasocket.tcp, new))
 
 -- Private (underscore, like _wake): wrap a LuaSocket tcp object; used by
 -- cosock.socket for tcp4/tcp6. Not LuaSocket API.

@@ -23,11 +23,7 @@ local function new(inner)
   return setmetatable({ inner_sock = inner, class = inner.class }, mt)
 end
 
-mt = wrap.methods(m, function()
-  local inner, err = luasocket.udp()
-  if not inner then return nil, err end
-  return new(inner)
-end)
+mt = wrap.methods(m, wrap.maker(luasocket.udp, new))
 
 -- Private: wrap a LuaSocket udp object (cosock.socket's udp4/udp6). Not LuaSocket API.
 m._from_inner = new

@@ -173,6 +173,19 @@ function M.common(methods)
   return methods
 end
 
+--- maker(create, from): a function that makes a LuaSocket object with
+--- create() (luasocket.tcp, tcp4, udp6, ...) and wraps it with from(inner);
+--- nil, err when the system refuses. nil when there is no create (an older
+--- LuaSocket without tcp6, say).
+function M.maker(create, from)
+  if not create then return nil end
+  return function()
+    local inner, err = create()
+    if not inner then return nil, err end
+    return from(inner)
+  end
+end
+
 --- Make `methods` a callable method table: methods(...) calls ctor(...), and build
 --- the metatable shared by every wrapper of that kind. The loop is told that
 --- objects with this metatable are ours: it then waits on them without calling
