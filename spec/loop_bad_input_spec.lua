@@ -6,24 +6,7 @@ local L = require "spec.support.loop"
 
 local function pack(...) return table.pack(...) end
 
--- a fresh spawn + run after a failure works normally (no reset in between)
-local function assert_loop_still_works()
-  local a = L.obj("after")
-  local r, slept
-  cosock.spawn(function()
-    r = pack(L.yield({ a }, nil, 5))
-    L.yield(nil, nil, 0.001)
-    slept = true
-  end, "fresh-waiter")
-  cosock.spawn(function()
-    L.wait_until(function() return a:has_waker() end, "fresh park")
-    a:fire()
-  end, "fresh-waker")
-  cosock.run()
-  assert.same({ a }, r[1])
-  assert.is_true(slept)
-  L.assert_clean()
-end
+local assert_loop_still_works = L.assert_loop_works
 
 -- spawns a task named `name` that yields the given values once parked, runs,
 -- and returns ok, err, handle

@@ -15,8 +15,12 @@
 --   L.yield / L.pass / L.passes / L.wait_until   ways for a task to give up the
 --                         processor without depending on cosock.socket.
 --   L.stats / L.assert_clean   what the core still holds after a run.
+--   L.assert_loop_works()  a fresh spawn + run still works (after a failure).
 --   L.capture(fn, ...)    runs fn with print and io.write captured.
 --   L.tcp_pair()          two connected raw LuaSocket tcp objects on 127.0.0.1.
+
+local cosock = require "cosock"
+local luassert = require "luassert"
 
 local L = {}
 
@@ -152,10 +156,24 @@ function L.assert_clean()
   assert(s.fds == 0, "fds left: " .. tostring(s.fds))
 end
 
--- runs cosock.run() protected; returns ok, err
-function L.run()
-  local cosock = require "cosock"
-  return pcall(cosock.run)
+-- A fresh spawn + run works normally: a task waits on an object that another
+-- task fires, then sleeps; nothing is left behind. For after a failure.
+function L.assert_loop_works()
+  local a = L.obj("after")
+  local r, slept
+  cosock.spawn(function()
+    r = table.pack(L.yield({ a }, nil, 5))
+    L.yield(nil, nil, 0.001)
+    slept = true
+  end, "fresh-waiter")
+  cosock.spawn(function()
+    L.wait_until(function() return a:has_waker() end, "fresh park")
+    a:fire()
+  end, "fresh-waker")
+  cosock.run()
+  luassert.same({ a }, r[1])
+  luassert.is_true(slept)
+  L.assert_clean()
 end
 
 -- ---------------------------------------------------------------------------
