@@ -354,6 +354,93 @@ describe("cosock.socket.tcp", function()
       assert.equal(#data, rest[1])
       assert.is_true(got == data)
     end)
+
+    it("returns what LuaSocket's send returns (a float byte index)", function()
+      local r = {}
+      cosock.spawn(function()
+        local c, s = net.pair()
+        r.wrapped = pack(c:send("abc"))
+        r.plain = pack(c.inner_sock:send("abc"))
+        r.got = s:receive(6)
+        c:close(); s:close()
+      end, "writer")
+      net.run()
+      assert.equal(1, r.wrapped.n)
+      assert.equal(r.plain[1], r.wrapped[1])
+      assert.equal(math.type(r.plain[1]), math.type(r.wrapped[1]))
+      assert.equal("abcabc", r.got)
+    end)
+
+    -- A whole-string send on a connected TCP socket is written to the fd by
+    -- the wrapper itself (src/wrapper.c send_direct); getstats must still count it.
+    it("writes whole strings itself, and getstats/setstats count those bytes", function()
+      local r = {}
+      cosock.spawn(function()
+        local c, s = net.pair()
+        local _, before = c:getstats()
+        assert(c:send("hello"))
+        assert(c:send("0123456789", 3, 6))     -- through LuaSocket's send
+        r.wrote = c._wrote
+        r.stats = pack(c:getstats())
+        r.stats.before = before
+        r.set = pack(c:setstats(nil, 100))
+        assert(c:send("xy"))
+        r.after = pack(c:getstats())
+        r.kept = pack(c:setstats(7))            -- no sent count: the count stays
+        r.kept_stats = pack(c:getstats())
+        r.got = s:receive(11)
+        c:close(); s:close()
+      end, "writer")
+      net.run()
+      assert.equal(5, r.wrote)                  -- the direct path ran
+      assert.equal(r.stats.before + 9, r.stats[2])
+      assert.equal(3, r.stats.n)
+      assert.equal(1, r.set[1])
+      assert.equal(102, r.after[2])
+      assert.equal(1, r.kept[1])
+      assert.equal(7, r.kept_stats[1])
+      assert.equal(102, r.kept_stats[2])
+      assert.equal("hello2345xy", r.got)
+    end)
+
+    it("after the inner socket was closed behind the wrapper, fails as LuaSocket does", function()
+      local r = {}
+      cosock.spawn(function()
+        local c, s = net.pair()
+        assert(c:send("x"))                     -- the wrapper has written to this fd
+        local inner = c.inner_sock
+        inner:close()
+        r.wrapped = pack(c:send("after close"))
+        r.plain = pack(inner:send("after close"))
+        s:close()
+      end, "writer")
+      net.run()
+      assert.is_nil(r.wrapped[1])
+      assert.equal(r.plain[2], r.wrapped[2])
+      assert.equal(r.plain[3], r.wrapped[3])
+    end)
+
+    it("to a peer that is gone, reports LuaSocket's error for it", function()
+      local r = {}
+      cosock.spawn(function()
+        local c, s = net.pair()
+        s.inner_sock:setoption("linger", { on = true, timeout = 0 })
+        s:close()                               -- the peer resets the connection
+        local res
+        for _ = 1, 100 do
+          res = pack(c:send("ping\n"))
+          if res[1] == nil then break end
+          cosock.socket.sleep(0.001)
+        end
+        r.wrapped = res
+        r.plain = pack(c.inner_sock:send("ping\n"))
+        c:close()
+      end, "writer")
+      net.run()
+      assert.is_nil(r.wrapped[1])
+      assert.equal("string", type(r.wrapped[2]))
+      assert.equal(r.plain[2], r.wrapped[2])
+    end)
   end)
 
   describe("bad arguments to receive and send", function()

@@ -67,6 +67,7 @@ typedef struct cn_task {
   int nrecvt, nsendt;       /* objects in the last yield, for metadata */
   double timeout;           /* the last yielded timeout, for metadata */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
+  const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
 } cn_task;
 
 typedef struct cn_list { int head, tail, n; } cn_list;
@@ -114,6 +115,8 @@ typedef struct cn_loop {
   const void *natmt[CN_MAX_NATIVE]; /* registered metatables (kept alive by r_natives) */
   int nnatmt;
   const cn_backend *backend0; /* the backend reset goes back to */
+  const void *tcp_mt;       /* LuaSocket's tcp{client} metatable, once seen */
+  signed char tcp_layout;   /* its objects start with their fd: 0 unchecked, 1 yes, -1 no */
 } cn_loop;
 
 #define LOOP_UPVALUE lua_upvalueindex(1)

@@ -66,6 +66,7 @@ cn_task *cn_task_new(cn_loop *lp) {
   t->nwait = t->nrecvt = t->nsendt = 0;
   t->timeout = 0;
   t->last_wake = -1;
+  t->sent_by = NULL;
   lp->live++;
   cn_list_push(lp, lp->ready, t);
   return t;

@@ -17,7 +17,9 @@
  * the inner object's own values. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
+#include <sys/socket.h>
 
 #include <lauxlib.h>
 
@@ -28,7 +30,7 @@
  * functions read: pushing an upvalue costs a fraction of interning a C
  * string again (lua_pushstring). */
 #define KEYS(X) \
-  X(INNER_SOCK, "inner_sock") X(SENT, "_sent") \
+  X(INNER_SOCK, "inner_sock") X(WROTE, "_wrote") \
   X(WOULDBLOCK, "_wouldblock") X(TOTAL, "total") \
   X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") \
   X(RECEIVE, "receive") X(SEND, "send") X(DIRTY, "dirty") \
@@ -55,10 +57,10 @@ static int rawfield(lua_State *L, int self, int key) {
   return lua_rawget(L, self);
 }
 
-static void set_sent(lua_State *L, int self, int sent) {
-  lua_pushvalue(L, KEY(SENT));
-  lua_pushboolean(L, sent);
-  lua_rawset(L, self);
+/* The task whose own coroutine is running this call, or NULL (a coroutine
+ * the task resumes itself, or no task at all). */
+static cn_task *own_task(lua_State *L, cn_loop *lp) {
+  return lp->current_co == L ? cn_task_get(lp, lp->current) : NULL;
 }
 
 /* The wrapper's timeouts, read raw: a number >= 0 sets one, anything else
@@ -260,18 +262,17 @@ static void check_receive_args(lua_State *L) {
 /* receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte
  * count) that waits instead of failing with "timeout"/"wantread". */
 static int w_receive(lua_State *L) {
+  cn_task *t;
   luaL_checktype(L, RV_SELF, LUA_TTABLE);
   lua_settop(L, RV_PARTIAL);
   check_receive_args(L);
   check_inner(L, RV_SELF, "receive");          /* at RV_INNER */
   lua_pushnil(L);                              /* err */
   lua_pushnil(L);                              /* deadline */
-  if (rawfield(L, RV_SELF, KEY(SENT)) == LUA_TBOOLEAN && lua_toboolean(L, -1)) {
+  if ((t = own_task(L, cn_loop_get(L))) != NULL && t->sent_by == lua_topointer(L, RV_SELF)) {
     int wait_first;
     timeouts tm;
-    lua_pop(L, 1);
-    /* false, not nil: a field that stays set is the fastest to write. */
-    set_sent(L, RV_SELF, 0);
+    t->sent_by = NULL;
     /* Right after a send the answer has almost never arrived: a first try
      * would be a recv() that fails. When the call may wait and nothing is
      * buffered, wait first (data already there ends the wait at once), as
@@ -293,8 +294,6 @@ static int w_receive(lua_State *L) {
       lua_replace(L, RV_ERR);
       return receive_wait(L, &tm);             /* timeouts just read */
     }
-  } else {
-    lua_pop(L, 1);
   }
   return receive_try(L);
 }
@@ -333,6 +332,76 @@ static int send_try(lua_State *L, int start) {
   return 0;
 }
 
+/* The fd of inner when it is one of LuaSocket's connected TCP objects, else
+ * -1. Those start with their socket (LuaSocket's t_tcp); the first one seen
+ * is checked against its getfd() before that is trusted, once per loop. */
+static int tcp_fd(lua_State *L, cn_loop *lp, int inner) {
+  const void *mt;
+  int fd;
+  if (lp->tcp_layout < 0 || lua_type(L, inner) != LUA_TUSERDATA || !lua_getmetatable(L, inner))
+    return -1;
+  mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  if (lp->tcp_mt == NULL) {                    /* LuaSocket's own name for the class */
+    lua_getfield(L, LUA_REGISTRYINDEX, "tcp{client}");
+    if (lua_istable(L, -1)) lp->tcp_mt = lua_topointer(L, -1);
+    lua_pop(L, 1);
+  }
+  if (mt != lp->tcp_mt || mt == NULL || lua_rawlen(L, inner) < sizeof(int)) return -1;
+  fd = *(const int *)lua_touserdata(L, inner);
+  if (lp->tcp_layout == 0) {
+    lua_getfield(L, inner, "getfd");
+    lua_pushvalue(L, inner);
+    lua_call(L, 1, 1);
+    lp->tcp_layout = lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) == fd ? 1 : -1;
+    lua_pop(L, 1);
+    if (lp->tcp_layout < 0) return -1;
+  }
+  return fd;
+}
+
+/* Adds n to the bytes the wrapper wrote itself (see tcp.lua getstats). */
+static void count_wrote(lua_State *L, size_t n) {
+  lua_Integer before;
+  lua_pushvalue(L, KEY(WROTE));
+  before = lua_rawget(L, SD_SELF) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+  lua_pop(L, 1);
+  lua_pushvalue(L, KEY(WROTE));
+  lua_pushinteger(L, before + (lua_Integer)n);
+  lua_rawset(L, SD_SELF);
+}
+
+/* A whole-string send on a LuaSocket TCP object, written to its fd here: what
+ * LuaSocket's send would do (it keeps no output buffer), without the method
+ * call. Returns 1 with the result pushed; 0 when part of it must wait (err and
+ * last stored, as send_try leaves them); -1 when LuaSocket's send must run
+ * instead (other arguments, another object, or an error: it then meets the
+ * error again and reports it in its own words). */
+static int send_direct(lua_State *L, cn_loop *lp) {
+  size_t len;
+  const char *data;
+  ssize_t n;
+  int fd;
+  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || (fd = tcp_fd(L, lp, SD_INNER)) < 0) return -1;
+  data = lua_tolstring(L, SD_DATA, &len);
+  if (len == 0) return -1;
+  do n = send(fd, data, len, 0); while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+    n = 0;
+  }
+  if (n > 0) count_wrote(L, (size_t)n);
+  if ((size_t)n == len) {
+    lua_pushnumber(L, (lua_Number)len);        /* LuaSocket's result is a float */
+    return 1;
+  }
+  lua_pushvalue(L, KEY(TIMEOUT));              /* LuaSocket's would-block error */
+  lua_replace(L, SD_ERR);
+  lua_pushnumber(L, (lua_Number)n);
+  lua_replace(L, SD_LAST);
+  return 0;
+}
+
 static int send_wait(lua_State *L) {
   int kind = wait_kind(L, SD_ERR, K_SEND), n;
   if (kind >= 0 && (n = wait_begin(L, SD_SELF, kind, SD_DEADLINE, NULL)) > 0)
@@ -368,8 +437,12 @@ static int w_send(lua_State *L) {
   lua_pushnil(L);                              /* last */
   lua_pushnil(L);                              /* deadline */
   {
-    int done = send_try(L, SD_I);
-    set_sent(L, SD_SELF, 1);
+    cn_loop *lp = cn_loop_get(L);
+    cn_task *t = own_task(L, lp);
+    int done = send_direct(L, lp);
+    if (done < 0) done = send_try(L, SD_I);
+    /* The next receive on self in this task waits first (see w_receive). */
+    if (t) t->sent_by = lua_topointer(L, SD_SELF);
     if (done) return 1;
   }
   return send_wait(L);
