@@ -93,6 +93,7 @@ typedef struct cn_loop {
     unsigned char kind, has_timeout, polled;
     double timeout;
     lua_Integer waitid;     /* the wait's id, known before it is parked */
+    int fd;                 /* the wrapper's cached _fd, or -1 (then find_fd) */
   } pre;
   int parking;              /* slot being parked, -1 */
   int nset;                 /* wakers handed out so far while parking */
@@ -163,6 +164,7 @@ void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
  * read, no record entries). Returns 0 otherwise (the caller yields the usual
  * tuple). */
 int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int polled);
+int cn_plausible_fd(lua_State *L, int idx);
 void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
 int cn_is_native(lua_State *L, cn_loop *lp, int obj);
 

@@ -167,6 +167,20 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
   }
 }
 
+/* The value at idx as an fd when it is a plausible one (a wrapper's _fd is a
+ * plain field, so anything else is not trusted), else -1. */
+int cn_plausible_fd(lua_State *L, int idx) {
+  int isnum;
+  lua_Integer fd = lua_tointegerx(L, idx, &isnum);
+  return isnum && fd >= 0 && fd < CN_MAX_FD ? (int)fd : -1;
+}
+
+/* Registers native wait i of t on the fd the wrapper at obj cached in _fd. */
+static void register_cached(lua_State *L, cn_loop *lp, cn_task *t, int i, int fd, int obj) {
+  cn_fd_register(L, lp, t->slot, i, fd, t->waits[i].kind, obj, obj, CN_FD_NATIVE | CN_FD_CACHED);
+  t->waits[i].fd = fd;
+}
+
 /* Reads the polled fd of wait i (object at obj) and registers it, or leaves
  * it at -1. A native wrapper whose socket is closed is ready at once (as the
  * wrapper's own setwaker would make it). */
@@ -178,12 +192,9 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
    * closes or replaces its socket): no getfd() call per wait. The wrapper
    * itself stands for its file in the reuse check (see cn_fd_register). */
   if (native && lua_getfield(L, obj, "_fd") == LUA_TNUMBER) {
-    /* A plain field, so only a plausible fd is trusted; else ask getfd(). */
-    lua_Integer fd = lua_tointegerx(L, -1, &isnum);
-    if (isnum && fd >= 0 && fd < CN_MAX_FD) {
-      cn_fd_register(L, lp, t->slot, i, (int)fd, t->waits[i].kind, obj, obj,
-                     CN_FD_NATIVE | CN_FD_CACHED);
-      t->waits[i].fd = (int)fd;
+    int fd = cn_plausible_fd(L, -1);
+    if (fd >= 0) {
+      register_cached(L, lp, t, i, fd, obj);
       lua_settop(L, top);
       return;
     }
@@ -210,8 +221,8 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
     cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, native ? obj : top + 1,
                    native ? CN_FD_NATIVE : 0);
     t->waits[i].fd = (int)fdn;
-    if (native) {
-      lua_pushvalue(L, -1);
+    if (native) {                                /* an integer: cheap to read back */
+      lua_pushinteger(L, (lua_Integer)fdn);
       lua_setfield(L, obj, "_fd");
     }
   } else if (native) {
@@ -249,6 +260,7 @@ int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double time
   lp->pre.polled = (unsigned char)polled;
   lp->pre.timeout = timeout;
   lp->pre.waitid = ++lp->waitids;
+  lp->pre.fd = -1;
   return 1;
 }
 
@@ -271,7 +283,8 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   t->waitid = lp->pre.waitid;
   t->state = T_PARKED;
   lp->nset = 1;
-  if (lp->pre.polled) find_fd(L, lp, t, 0, obj);
+  if (lp->pre.fd >= 0) register_cached(L, lp, t, 0, lp->pre.fd, obj);
+  else if (lp->pre.polled) find_fd(L, lp, t, 0, obj);
   arm_timer(lp, t);
   lp->parking = -1;
 }

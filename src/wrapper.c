@@ -32,7 +32,7 @@
 #define KEYS(X) \
   X(INNER_SOCK, "inner_sock") X(WROTE, "_wrote") \
   X(WOULDBLOCK, "_wouldblock") X(TOTAL, "total") \
-  X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") \
+  X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") X(FD, "_fd") \
   X(RECEIVE, "receive") X(SEND, "send") X(DIRTY, "dirty") \
   X(TIMEOUT, "timeout") X(WANTREAD, "wantread") X(WANTWRITE, "wantwrite") \
   X(CLOSEDERR, "closed") X(LINE, "*l")
@@ -125,6 +125,9 @@ static int wait_begin(lua_State *L, int self, int kind, int dl, const timeouts *
    * (only for the project's wrappers: anything else gets the protocol). */
   lp = cn_loop_get(L);
   if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, has_block, block, 1)) {
+    rawfield(L, self, KEY(FD));                /* the loop's cache, read here for it */
+    lp->pre.fd = cn_plausible_fd(L, -1);
+    lua_pop(L, 1);
     lua_pushvalue(L, self);
     return 1;
   }
