@@ -19,6 +19,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include <lauxlib.h>
@@ -169,6 +171,57 @@ static int check_inner(lua_State *L, int self, const char *what) {
   return lua_gettop(L);
 }
 
+/* The fd of inner when it is one of LuaSocket's connected TCP objects, else
+ * -1. Those start with their socket (LuaSocket's t_tcp); the first one seen
+ * is checked against its getfd() before that is trusted, once per loop. */
+static int tcp_fd(lua_State *L, cn_loop *lp, int inner) {
+  const void *mt;
+  int fd;
+  if (lp->tcp_layout < 0 || lua_type(L, inner) != LUA_TUSERDATA || !lua_getmetatable(L, inner))
+    return -1;
+  mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  if (lp->tcp_mt == NULL) {                    /* LuaSocket's own name for the class */
+    lua_getfield(L, LUA_REGISTRYINDEX, "tcp{client}");
+    if (lua_istable(L, -1)) lp->tcp_mt = lua_topointer(L, -1);
+    lua_pop(L, 1);
+  }
+  if (mt != lp->tcp_mt || mt == NULL || lua_rawlen(L, inner) < sizeof(int)) return -1;
+  fd = *(const int *)lua_touserdata(L, inner);
+  if (lp->tcp_layout == 0) {
+    lua_getfield(L, inner, "getfd");
+    lua_pushvalue(L, inner);
+    lua_call(L, 1, 1);
+    lp->tcp_layout = lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) == fd ? 1 : -1;
+    lua_pop(L, 1);
+    if (lp->tcp_layout < 0) return -1;
+  }
+  return fd;
+}
+
+/* The head of LuaSocket's t_tcp (3.x): its socket, its io (whose context is
+ * the socket field) and its input buffer (whose io points at that io). */
+typedef struct ls_tcp_head {
+  int sock;
+  struct { void *ctx; void (*fn[3])(void); } io;
+  struct { double birthday; size_t sent, received; void *io, *tm; size_t first, last; } buf;
+} ls_tcp_head;
+
+/* Whether LuaSocket's input buffer of the TCP object at inner is empty (what
+ * its dirty() reports, without the call): 1 or 0, or -1 when inner is not one
+ * of its TCP objects or does not look laid out as expected (then ask dirty()).
+ * The two pointers the object holds to itself are checked on every read. */
+static int tcp_buffer_empty(lua_State *L, cn_loop *lp, int inner) {
+  ls_tcp_head h;
+  const char *ud;
+  if (tcp_fd(L, lp, inner) < 0 || lua_rawlen(L, inner) < sizeof h) return -1;
+  ud = lua_touserdata(L, inner);
+  memcpy(&h, ud, sizeof h);
+  if (h.io.ctx != (const void *)ud || h.buf.io != (const void *)(ud + offsetof(ls_tcp_head, io)))
+    return -1;
+  return h.buf.first >= h.buf.last;
+}
+
 /* ---- receive ----------------------------------------------------------------
  * Stack while it runs: 1 self, 2 pattern, 3 partial (the prefix at first),
  * 4 inner, 5 err, 6 deadline. */
@@ -281,7 +334,8 @@ static int w_receive(lua_State *L) {
      * buffered, wait first (data already there ends the wait at once), as
      * if the first try had failed with the inner object's would-block error. */
     read_timeouts(L, RV_SELF, &tm);
-    if ((wait_first = may_wait(&tm)) != 0) {
+    if ((wait_first = may_wait(&tm)) != 0 &&
+        (wait_first = tcp_buffer_empty(L, cn_loop_get(L), RV_INNER)) < 0) {
       lua_pushvalue(L, KEY(DIRTY));
       if (lua_gettable(L, RV_INNER) == LUA_TFUNCTION) {
         lua_pushvalue(L, RV_INNER);
@@ -333,34 +387,6 @@ static int send_try(lua_State *L, int start) {
   lua_copy(L, -1, SD_LAST);
   lua_settop(L, SD_DEADLINE);
   return 0;
-}
-
-/* The fd of inner when it is one of LuaSocket's connected TCP objects, else
- * -1. Those start with their socket (LuaSocket's t_tcp); the first one seen
- * is checked against its getfd() before that is trusted, once per loop. */
-static int tcp_fd(lua_State *L, cn_loop *lp, int inner) {
-  const void *mt;
-  int fd;
-  if (lp->tcp_layout < 0 || lua_type(L, inner) != LUA_TUSERDATA || !lua_getmetatable(L, inner))
-    return -1;
-  mt = lua_topointer(L, -1);
-  lua_pop(L, 1);
-  if (lp->tcp_mt == NULL) {                    /* LuaSocket's own name for the class */
-    lua_getfield(L, LUA_REGISTRYINDEX, "tcp{client}");
-    if (lua_istable(L, -1)) lp->tcp_mt = lua_topointer(L, -1);
-    lua_pop(L, 1);
-  }
-  if (mt != lp->tcp_mt || mt == NULL || lua_rawlen(L, inner) < sizeof(int)) return -1;
-  fd = *(const int *)lua_touserdata(L, inner);
-  if (lp->tcp_layout == 0) {
-    lua_getfield(L, inner, "getfd");
-    lua_pushvalue(L, inner);
-    lua_call(L, 1, 1);
-    lp->tcp_layout = lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) == fd ? 1 : -1;
-    lua_pop(L, 1);
-    if (lp->tcp_layout < 0) return -1;
-  }
-  return fd;
 }
 
 /* Adds n to the bytes the wrapper wrote itself (see tcp.lua getstats). */
