@@ -116,8 +116,7 @@ typedef struct cn_loop {
   const void *natmt[CN_MAX_NATIVE]; /* registered metatables (kept alive by r_natives) */
   int nnatmt;
   const cn_backend *backend0; /* the backend reset goes back to */
-  const void *tcp_mt;       /* LuaSocket's tcp{client} metatable, once seen */
-  signed char tcp_layout;   /* its objects start with their fd: 0 unchecked, 1 yes, -1 no */
+  const void *tcp_mt;       /* LuaSocket's tcp{client} metatable, once seen (wrapper.c) */
 } cn_loop;
 
 #define LOOP_UPVALUE lua_upvalueindex(1)

@@ -171,34 +171,6 @@ static int check_inner(lua_State *L, int self, const char *what) {
   return lua_gettop(L);
 }
 
-/* The fd of inner when it is one of LuaSocket's connected TCP objects, else
- * -1. Those start with their socket (LuaSocket's t_tcp); the first one seen
- * is checked against its getfd() before that is trusted, once per loop. */
-static int tcp_fd(lua_State *L, cn_loop *lp, int inner) {
-  const void *mt;
-  int fd;
-  if (lp->tcp_layout < 0 || lua_type(L, inner) != LUA_TUSERDATA || !lua_getmetatable(L, inner))
-    return -1;
-  mt = lua_topointer(L, -1);
-  lua_pop(L, 1);
-  if (lp->tcp_mt == NULL) {                    /* LuaSocket's own name for the class */
-    lua_getfield(L, LUA_REGISTRYINDEX, "tcp{client}");
-    if (lua_istable(L, -1)) lp->tcp_mt = lua_topointer(L, -1);
-    lua_pop(L, 1);
-  }
-  if (mt != lp->tcp_mt || mt == NULL || lua_rawlen(L, inner) < sizeof(int)) return -1;
-  fd = *(const int *)lua_touserdata(L, inner);
-  if (lp->tcp_layout == 0) {
-    lua_getfield(L, inner, "getfd");
-    lua_pushvalue(L, inner);
-    lua_call(L, 1, 1);
-    lp->tcp_layout = lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) == fd ? 1 : -1;
-    lua_pop(L, 1);
-    if (lp->tcp_layout < 0) return -1;
-  }
-  return fd;
-}
-
 /* The head of LuaSocket's t_tcp (3.x): its socket, its io (whose context is
  * the socket field) and its input buffer (whose io points at that io). */
 typedef struct ls_tcp_head {
@@ -207,18 +179,32 @@ typedef struct ls_tcp_head {
   struct { double birthday; size_t sent, received; void *io, *tm; size_t first, last; } buf;
 } ls_tcp_head;
 
-/* Whether LuaSocket's input buffer of the TCP object at inner is empty (what
- * its dirty() reports, without the call): 1 or 0, or -1 when inner is not one
- * of its TCP objects or does not look laid out as expected (then ask dirty()).
- * The two pointers the object holds to itself are checked on every read. */
+/* Copies the head of inner into h when inner is one of LuaSocket's connected
+ * TCP objects (its metatable is LuaSocket's tcp{client}) laid out as above:
+ * the two pointers the object holds to itself are checked on every read.
+ * Returns 0 for anything else (the caller then uses the inner's methods). */
+static int tcp_head(lua_State *L, cn_loop *lp, int inner, ls_tcp_head *h) {
+  const void *mt;
+  const char *ud;
+  if (lua_type(L, inner) != LUA_TUSERDATA || !lua_getmetatable(L, inner)) return 0;
+  mt = lua_topointer(L, -1);
+  lua_pop(L, 1);
+  if (lp->tcp_mt == NULL) {                    /* LuaSocket's own name for the class */
+    lua_getfield(L, LUA_REGISTRYINDEX, "tcp{client}");
+    if (lua_istable(L, -1)) lp->tcp_mt = lua_topointer(L, -1);
+    lua_pop(L, 1);
+  }
+  if (mt == NULL || mt != lp->tcp_mt || lua_rawlen(L, inner) < sizeof *h) return 0;
+  ud = lua_touserdata(L, inner);
+  memcpy(h, ud, sizeof *h);
+  return h->io.ctx == (const void *)ud && h->buf.io == (const void *)(ud + offsetof(ls_tcp_head, io));
+}
+
+/* Whether LuaSocket's input buffer of inner is empty (what its dirty()
+ * reports, without the call): 1 or 0, or -1 when tcp_head cannot tell. */
 static int tcp_buffer_empty(lua_State *L, cn_loop *lp, int inner) {
   ls_tcp_head h;
-  const char *ud;
-  if (tcp_fd(L, lp, inner) < 0 || lua_rawlen(L, inner) < sizeof h) return -1;
-  ud = lua_touserdata(L, inner);
-  memcpy(&h, ud, sizeof h);
-  if (h.io.ctx != (const void *)ud || h.buf.io != (const void *)(ud + offsetof(ls_tcp_head, io)))
-    return -1;
+  if (!tcp_head(L, lp, inner, &h)) return -1;
   return h.buf.first >= h.buf.last;
 }
 
@@ -318,6 +304,7 @@ static void check_receive_args(lua_State *L) {
 /* receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte
  * count) that waits instead of failing with "timeout"/"wantread". */
 static int w_receive(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
   cn_task *t;
   luaL_checktype(L, RV_SELF, LUA_TTABLE);
   lua_settop(L, RV_PARTIAL);
@@ -325,7 +312,7 @@ static int w_receive(lua_State *L) {
   check_inner(L, RV_SELF, "receive");          /* at RV_INNER */
   lua_pushnil(L);                              /* err */
   lua_pushnil(L);                              /* deadline */
-  if ((t = own_task(L, cn_loop_get(L))) != NULL && t->sent_by == lua_topointer(L, RV_SELF)) {
+  if ((t = own_task(L, lp)) != NULL && t->sent_by == lua_topointer(L, RV_SELF)) {
     int wait_first;
     timeouts tm;
     t->sent_by = NULL;
@@ -335,7 +322,7 @@ static int w_receive(lua_State *L) {
      * if the first try had failed with the inner object's would-block error. */
     read_timeouts(L, RV_SELF, &tm);
     if ((wait_first = may_wait(&tm)) != 0 &&
-        (wait_first = tcp_buffer_empty(L, cn_loop_get(L), RV_INNER)) < 0) {
+        (wait_first = tcp_buffer_empty(L, lp, RV_INNER)) < 0) {
       lua_pushvalue(L, KEY(DIRTY));
       if (lua_gettable(L, RV_INNER) == LUA_TFUNCTION) {
         lua_pushvalue(L, RV_INNER);
@@ -410,11 +397,12 @@ static int send_direct(lua_State *L, cn_loop *lp) {
   size_t len;
   const char *data;
   ssize_t n;
-  int fd;
-  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || (fd = tcp_fd(L, lp, SD_INNER)) < 0) return -1;
+  ls_tcp_head h;
+  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || !tcp_head(L, lp, SD_INNER, &h) || h.sock < 0)
+    return -1;                                 /* (a closed object's socket is -1) */
   data = lua_tolstring(L, SD_DATA, &len);
   if (len == 0) return -1;
-  do n = send(fd, data, len, 0); while (n < 0 && errno == EINTR);
+  do n = send(h.sock, data, len, 0); while (n < 0 && errno == EINTR);
   if (n < 0) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
     n = 0;
