@@ -289,6 +289,48 @@ describe("cosock.socket.tcp", function()
       assert.same({ n = 1, "" }, r.after)
     end)
 
+    it("takes lines that came together one at a time, drops '\\r', and leaves the rest to LuaSocket", function()
+      local data, r = "a\r\nb\r\r\nrest", {}
+      cosock.spawn(function()
+        local c, s = net.pair()
+        assert(s:send(data))
+        r.a = pack(c:receive())
+        r.dirty = c:dirty()
+        r.b = pack(c:receive("*l"))
+        r.rest = pack(c.inner_sock:receive(4)) -- straight from LuaSocket's buffer
+        r.stats = pack(c:getstats())
+        c:close(); s:close()
+      end, "reader")
+      net.run()
+      assert.same({ n = 1, "a" }, r.a)
+      assert.is_true(r.dirty)
+      assert.same({ n = 1, "b" }, r.b)
+      assert.same({ n = 3, "rest", nil, nil }, r.rest)
+      assert.equal(#data, r.stats[1])            -- every byte received, counted once
+    end)
+
+    it("takes a whole line itself; a partial line goes through LuaSocket's receive", function()
+      local methods = debug.getregistry()["tcp{client}"].__index
+      local original, calls = methods.receive, 0
+      methods.receive = function(...) calls = calls + 1; return original(...) end
+      finally(function() methods.receive = original end)
+      local r = {}
+      cosock.spawn(function()
+        local c, s = net.pair()
+        assert(s:send("whole\n"))
+        r.whole, r.calls_whole = c:receive(), calls
+        cosock.spawn(function() net.trickle(s, "in\r\nparts\n") end, "trickler")
+        r.parts = { c:receive(), c:receive() }
+        r.calls_parts = calls
+        c:close(); s:close()
+      end, "reader")
+      net.run()
+      assert.equal("whole", r.whole)
+      assert.equal(0, r.calls_whole)
+      assert.same({ "in", "parts" }, r.parts)
+      assert.is_true(r.calls_parts > 0)
+    end)
+
     it("receive on a wrapper closed locally returns nil, 'closed'", function()
       local r
       cosock.spawn(function()

@@ -172,16 +172,20 @@ static int check_inner(lua_State *L, int self, const char *what) {
 }
 
 /* The head of LuaSocket's t_tcp (3.x): its socket, its io (whose context is
- * the socket field) and its input buffer (whose io points at that io). */
+ * the socket field) and its input buffer (whose io points at that io), whose
+ * data array (BUF_SIZE bytes) follows; the object's timeout comes next, and
+ * the buffer points at it. */
+#define LS_BUF_SIZE 8192
 typedef struct ls_tcp_head {
   int sock;
   struct { void *ctx; void (*fn[3])(void); } io;
   struct { double birthday; size_t sent, received; void *io, *tm; size_t first, last; } buf;
 } ls_tcp_head;
+#define LS_DATA (offsetof(ls_tcp_head, buf.last) + sizeof(size_t))
 
 /* Copies the head of inner into h when inner is one of LuaSocket's connected
  * TCP objects (its metatable is LuaSocket's tcp{client}) laid out as above:
- * the two pointers the object holds to itself are checked on every read.
+ * the three pointers the object holds into itself are checked on every read.
  * Returns 0 for anything else (the caller then uses the inner's methods). */
 static int tcp_head(lua_State *L, cn_loop *lp, int inner, ls_tcp_head *h) {
   const void *mt;
@@ -194,10 +198,18 @@ static int tcp_head(lua_State *L, cn_loop *lp, int inner, ls_tcp_head *h) {
     if (lua_istable(L, -1)) lp->tcp_mt = lua_topointer(L, -1);
     lua_pop(L, 1);
   }
-  if (mt == NULL || mt != lp->tcp_mt || lua_rawlen(L, inner) < sizeof *h) return 0;
+  if (mt == NULL || mt != lp->tcp_mt || lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return 0;
   ud = lua_touserdata(L, inner);
   memcpy(h, ud, sizeof *h);
-  return h->io.ctx == (const void *)ud && h->buf.io == (const void *)(ud + offsetof(ls_tcp_head, io));
+  return h->io.ctx == (const void *)ud && h->buf.io == (const void *)(ud + offsetof(ls_tcp_head, io)) &&
+         h->buf.tm == (const void *)(ud + LS_DATA + LS_BUF_SIZE);
+}
+
+/* Stores the buffer's window and its count of bytes taken into the object. */
+static void tcp_set_buffer(char *ud, size_t first, size_t last, size_t received) {
+  memcpy(ud + offsetof(ls_tcp_head, buf.first), &first, sizeof first);
+  memcpy(ud + offsetof(ls_tcp_head, buf.last), &last, sizeof last);
+  memcpy(ud + offsetof(ls_tcp_head, buf.received), &received, sizeof received);
 }
 
 /* Whether LuaSocket's input buffer of inner is empty (what its dirty()
@@ -252,9 +264,78 @@ static int receive_wait(lua_State *L, const timeouts *known) {
   return receive_fail(L);
 }
 
+/* Pushes prefix .. s[0..len) without its '\r's (what LuaSocket's "*l" keeps). */
+static void push_line(lua_State *L, const char *s, size_t len) {
+  luaL_Buffer b;
+  size_t i;
+  if (lua_isnil(L, RV_PARTIAL) && memchr(s, '\r', len) == NULL) {
+    lua_pushlstring(L, s, len);
+    return;
+  }
+  luaL_buffinit(L, &b);
+  if (!lua_isnil(L, RV_PARTIAL)) {
+    lua_pushvalue(L, RV_PARTIAL);
+    luaL_addvalue(&b);
+  }
+  for (i = 0; i < len; i++)
+    if (s[i] != '\r') luaL_addchar(&b, s[i]);
+  luaL_pushresult(&b);
+}
+
+/* A line receive on a LuaSocket TCP object, done here in LuaSocket's own
+ * buffer as its receive("*l") does it: take a whole line from the buffer,
+ * refilling the buffer with one recv() when it is empty. Its state (window,
+ * bytes taken) stays LuaSocket's, so its receive, dirty and getstats go on
+ * from there. Returns 1 with the line pushed; 0 when the socket has nothing
+ * (err and partial stored as LuaSocket leaves them); -1 when LuaSocket's
+ * receive must run (other patterns, another object, a partial line, the peer
+ * closing or an error: it meets them and reports them in its own words). */
+static int receive_direct(lua_State *L) {
+  ls_tcp_head h;
+  char *ud, *data;
+  const char *nl;
+  size_t first, last, len;
+  if (!lua_isnil(L, RV_PATTERN) || !tcp_head(L, cn_loop_get(L), RV_INNER, &h) || h.sock < 0)
+    return -1;
+  ud = lua_touserdata(L, RV_INNER);
+  data = ud + LS_DATA;
+  first = h.buf.first;
+  last = h.buf.last;
+  if (first >= last) {
+    ssize_t n;
+    do n = recv(h.sock, data, LS_BUF_SIZE, 0); while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      lua_pushvalue(L, KEY(TIMEOUT));          /* LuaSocket's would-block values */
+      lua_replace(L, RV_ERR);
+      if (lua_isnil(L, RV_PARTIAL)) {
+        lua_pushliteral(L, "");
+        lua_replace(L, RV_PARTIAL);
+      }
+      return 0;
+    }
+    if (n <= 0) return -1;
+    first = 0;
+    last = (size_t)n;
+    tcp_set_buffer(ud, first, last, h.buf.received);
+  }
+  nl = memchr(data + first, '\n', last - first);
+  if (nl == NULL) return -1;
+  len = (size_t)(nl - (data + first));
+  push_line(L, data + first, len);
+  h.buf.received += len + 1;                   /* the '\n' is taken too */
+  first += len + 1;
+  if (first >= last) first = last = 0;
+  tcp_set_buffer(ud, first, last, h.buf.received);
+  return 1;
+}
+
 /* One try of the inner receive with what the stack holds. */
 static int receive_try(lua_State *L) {
   lua_settop(L, RV_DEADLINE);
+  switch (receive_direct(L)) {
+  case 1: return 1;
+  case 0: return receive_wait(L, NULL);
+  }
   push_method(L, RV_INNER, KEY(RECEIVE));
   lua_pushvalue(L, RV_PATTERN);
   lua_pushvalue(L, RV_PARTIAL);
