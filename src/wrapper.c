@@ -183,14 +183,17 @@ typedef struct ls_tcp_head {
 } ls_tcp_head;
 #define LS_DATA (offsetof(ls_tcp_head, buf.last) + sizeof(size_t))
 
-/* Copies the head of inner into h when inner is one of LuaSocket's connected
+/* The address of inner's t_tcp when inner is one of LuaSocket's connected
  * TCP objects (its metatable is LuaSocket's tcp{client}) laid out as above:
- * the three pointers the object holds into itself are checked on every read.
- * Returns 0 for anything else (the caller then uses the inner's methods). */
-static int tcp_head(lua_State *L, cn_loop *lp, int inner, ls_tcp_head *h) {
+ * the three pointers the object holds into itself are where that layout puts
+ * them. NULL for anything else (the caller then uses the inner's methods).
+ * An object proven once stays one: LuaSocket never changes a client's class,
+ * and closing it only sets its socket to -1. */
+static char *tcp_object(lua_State *L, cn_loop *lp, int inner) {
   const void *mt;
-  const char *ud;
-  if (lua_type(L, inner) != LUA_TUSERDATA || !lua_getmetatable(L, inner)) return 0;
+  char *ud = lua_touserdata(L, inner);
+  ls_tcp_head h;
+  if (ud == NULL || !lua_getmetatable(L, inner)) return NULL;
   mt = lua_topointer(L, -1);
   lua_pop(L, 1);
   if (lp->tcp_mt == NULL) {                    /* LuaSocket's own name for the class */
@@ -198,11 +201,12 @@ static int tcp_head(lua_State *L, cn_loop *lp, int inner, ls_tcp_head *h) {
     if (lua_istable(L, -1)) lp->tcp_mt = lua_topointer(L, -1);
     lua_pop(L, 1);
   }
-  if (mt == NULL || mt != lp->tcp_mt || lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return 0;
-  ud = lua_touserdata(L, inner);
-  memcpy(h, ud, sizeof *h);
-  return h->io.ctx == (const void *)ud && h->buf.io == (const void *)(ud + offsetof(ls_tcp_head, io)) &&
-         h->buf.tm == (const void *)(ud + LS_DATA + LS_BUF_SIZE);
+  if (mt != lp->tcp_mt || lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return NULL;
+  memcpy(&h, ud, sizeof h);
+  if (h.io.ctx != (void *)ud || h.buf.io != (void *)(ud + offsetof(ls_tcp_head, io)) ||
+      h.buf.tm != (void *)(ud + LS_DATA + LS_BUF_SIZE))
+    return NULL;
+  return ud;
 }
 
 /* Stores the buffer's window and its count of bytes taken into the object. */
@@ -210,14 +214,6 @@ static void tcp_set_buffer(char *ud, size_t first, size_t last, size_t received)
   memcpy(ud + offsetof(ls_tcp_head, buf.first), &first, sizeof first);
   memcpy(ud + offsetof(ls_tcp_head, buf.last), &last, sizeof last);
   memcpy(ud + offsetof(ls_tcp_head, buf.received), &received, sizeof received);
-}
-
-/* Whether LuaSocket's input buffer of inner is empty (what its dirty()
- * reports, without the call): 1 or 0, or -1 when tcp_head cannot tell. */
-static int tcp_buffer_empty(lua_State *L, cn_loop *lp, int inner) {
-  ls_tcp_head h;
-  if (!tcp_head(L, lp, inner, &h)) return -1;
-  return h.buf.first >= h.buf.last;
 }
 
 /* ---- receive ----------------------------------------------------------------
@@ -244,8 +240,9 @@ static int receive_fail(lua_State *L) {
   return 3;
 }
 
-/* The inner receive failed with err: wait and try again, or give up. */
-static int receive_wait(lua_State *L, const timeouts *known) {
+/* The inner receive failed with err: wait and try again, or give up. tcp:
+ * the inner is a LuaSocket TCP object (tcp_object), kept for the retry. */
+static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
   int kind = wait_kind(L, RV_ERR, K_RECV), n;
   if (kind < 0) {
     if (lua_rawequal(L, RV_ERR, KEY(CLOSEDERR)) && reads_all(L)) {
@@ -259,7 +256,7 @@ static int receive_wait(lua_State *L, const timeouts *known) {
       }
     }
   } else if ((n = wait_begin(L, RV_SELF, kind, RV_DEADLINE, known)) > 0) {
-    return lua_yieldk(L, n, 0, receive_k);
+    return lua_yieldk(L, n, tcp != NULL, receive_k);
   }
   return receive_fail(L);
 }
@@ -290,15 +287,13 @@ static void push_line(lua_State *L, const char *s, size_t len) {
  * (err and partial stored as LuaSocket leaves them); -1 when LuaSocket's
  * receive must run (other patterns, another object, a partial line, the peer
  * closing or an error: it meets them and reports them in its own words). */
-static int receive_direct(lua_State *L) {
+static int receive_direct(lua_State *L, char *ud) {
   ls_tcp_head h;
-  char *ud, *data;
+  char *data = ud + LS_DATA;
   const char *nl;
   size_t first, last, len;
-  if (!lua_isnil(L, RV_PATTERN) || !tcp_head(L, cn_loop_get(L), RV_INNER, &h) || h.sock < 0)
-    return -1;
-  ud = lua_touserdata(L, RV_INNER);
-  data = ud + LS_DATA;
+  memcpy(&h, ud, sizeof h);
+  if (h.sock < 0 || !lua_isnil(L, RV_PATTERN)) return -1;
   first = h.buf.first;
   last = h.buf.last;
   if (first >= last) {
@@ -329,12 +324,13 @@ static int receive_direct(lua_State *L) {
   return 1;
 }
 
-/* One try of the inner receive with what the stack holds. */
-static int receive_try(lua_State *L) {
+/* One try of the inner receive with what the stack holds (tcp as for
+ * receive_wait). */
+static int receive_try(lua_State *L, char *tcp) {
   lua_settop(L, RV_DEADLINE);
-  switch (receive_direct(L)) {
+  switch (tcp ? receive_direct(L, tcp) : -1) {
   case 1: return 1;
-  case 0: return receive_wait(L, NULL);
+  case 0: return receive_wait(L, NULL, tcp);
   }
   push_method(L, RV_INNER, KEY(RECEIVE));
   lua_pushvalue(L, RV_PATTERN);
@@ -347,14 +343,15 @@ static int receive_try(lua_State *L) {
   lua_copy(L, -2, RV_ERR);
   lua_copy(L, -1, RV_PARTIAL);
   lua_settop(L, RV_DEADLINE);
-  return receive_wait(L, NULL);
+  return receive_wait(L, NULL, tcp);
 }
 
+/* ctx: whether the inner was proven a LuaSocket TCP object before the wait
+ * (it still is: it stayed on this stack, and such an object stays one). */
 static int receive_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
-  (void)ctx;
   if (wait_timed_out(L, RV_DEADLINE)) return receive_fail(L);
-  return receive_try(L);
+  return receive_try(L, ctx ? lua_touserdata(L, RV_INNER) : NULL);
 }
 
 /* LuaSocket (3.1, and LuaSec's copy of its buffer) checks these before it
@@ -387,12 +384,14 @@ static void check_receive_args(lua_State *L) {
 static int w_receive(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
+  char *tcp;
   luaL_checktype(L, RV_SELF, LUA_TTABLE);
   lua_settop(L, RV_PARTIAL);
   check_receive_args(L);
   check_inner(L, RV_SELF, "receive");          /* at RV_INNER */
   lua_pushnil(L);                              /* err */
   lua_pushnil(L);                              /* deadline */
+  tcp = tcp_object(L, lp, RV_INNER);
   if ((t = own_task(L, lp)) != NULL && t->sent_by == lua_topointer(L, RV_SELF)) {
     int wait_first;
     timeouts tm;
@@ -402,8 +401,11 @@ static int w_receive(lua_State *L) {
      * buffered, wait first (data already there ends the wait at once), as
      * if the first try had failed with the inner object's would-block error. */
     read_timeouts(L, RV_SELF, &tm);
-    if ((wait_first = may_wait(&tm)) != 0 &&
-        (wait_first = tcp_buffer_empty(L, lp, RV_INNER)) < 0) {
+    if ((wait_first = may_wait(&tm)) != 0 && tcp != NULL) {
+      ls_tcp_head h;                           /* LuaSocket's buffer, read */
+      memcpy(&h, tcp, sizeof h);
+      wait_first = h.buf.first >= h.buf.last;
+    } else if (wait_first) {
       lua_pushvalue(L, KEY(DIRTY));
       if (lua_gettable(L, RV_INNER) == LUA_TFUNCTION) {
         lua_pushvalue(L, RV_INNER);
@@ -417,10 +419,10 @@ static int w_receive(lua_State *L) {
     if (wait_first) {
       rawfield(L, RV_SELF, KEY(WOULDBLOCK));
       lua_replace(L, RV_ERR);
-      return receive_wait(L, &tm);             /* timeouts just read */
+      return receive_wait(L, &tm, tcp);        /* timeouts just read */
     }
   }
-  return receive_try(L);
+  return receive_try(L, tcp);
 }
 
 /* ---- send ---------------------------------------------------------------------
@@ -479,8 +481,11 @@ static int send_direct(lua_State *L, cn_loop *lp) {
   const char *data;
   ssize_t n;
   ls_tcp_head h;
-  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || !tcp_head(L, lp, SD_INNER, &h) || h.sock < 0)
-    return -1;                                 /* (a closed object's socket is -1) */
+  char *tcp;
+  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || (tcp = tcp_object(L, lp, SD_INNER)) == NULL)
+    return -1;
+  memcpy(&h, tcp, sizeof h);
+  if (h.sock < 0) return -1;                   /* closed */
   data = lua_tolstring(L, SD_DATA, &len);
   if (len == 0) return -1;
   do n = send(h.sock, data, len, 0); while (n < 0 && errno == EINTR);
