@@ -32,7 +32,7 @@
  * functions read: pushing an upvalue costs a fraction of interning a C
  * string again (lua_pushstring). */
 #define KEYS(X) \
-  X(INNER_SOCK, "inner_sock") X(WROTE, "_wrote") \
+  X(INNER_SOCK, "inner_sock") \
   X(WOULDBLOCK, "_wouldblock") X(TOTAL, "total") \
   X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") X(FD, "_fd") \
   X(RECEIVE, "receive") X(SEND, "send") X(DIRTY, "dirty") \
@@ -459,17 +459,6 @@ static int send_try(lua_State *L, int start) {
   return 0;
 }
 
-/* Adds n to the bytes the wrapper wrote itself (see tcp.lua getstats). */
-static void count_wrote(lua_State *L, size_t n) {
-  lua_Integer before;
-  lua_pushvalue(L, KEY(WROTE));
-  before = lua_rawget(L, SD_SELF) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
-  lua_pop(L, 1);
-  lua_pushvalue(L, KEY(WROTE));
-  lua_pushinteger(L, before + (lua_Integer)n);
-  lua_rawset(L, SD_SELF);
-}
-
 /* A whole-string send on a LuaSocket TCP object, written to its fd here: what
  * LuaSocket's send would do (it keeps no output buffer), without the method
  * call. Returns 1 with the result pushed; 0 when part of it must wait (err and
@@ -493,7 +482,10 @@ static int send_direct(lua_State *L, cn_loop *lp) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
     n = 0;
   }
-  if (n > 0) count_wrote(L, (size_t)n);
+  if (n > 0) {                                 /* LuaSocket's count, as its send keeps it */
+    h.buf.sent += (size_t)n;
+    memcpy(tcp + offsetof(ls_tcp_head, buf.sent), &h.buf.sent, sizeof h.buf.sent);
+  }
   if ((size_t)n == len) {
     lua_pushnumber(L, (lua_Number)len);        /* LuaSocket's result is a float */
     return 1;

@@ -81,23 +81,8 @@ m.send = wrap.send
 m.bind = passthrough_class("bind")
 m.listen = passthrough_class("listen")
 m.shutdown = passthrough("shutdown")
-
---- getstats(): LuaSocket's (received, sent, age), counting the bytes that
---- send wrote to the socket itself (_wrote: a whole-string send on a connected
---- socket does not go through LuaSocket's send, which keeps no output buffer).
-function m.getstats(self)
-  local received, sent, age = self.inner_sock:getstats()
-  if received and self._wrote then sent = sent + self._wrote end
-  return received, sent, age
-end
-
---- setstats(received, sent, age): LuaSocket's; a new sent count replaces the
---- bytes counted so far.
-function m.setstats(self, received, sent, age)
-  local ok, err = self.inner_sock:setstats(received, sent, age)
-  if ok and sent ~= nil then self._wrote = nil end
-  return ok, err
-end
+m.getstats = passthrough("getstats") -- (send and receive keep LuaSocket's counts)
+m.setstats = passthrough("setstats")
 
 --- class(): the inner socket's class. (Every wrapper also has a `class` field,
 --- which shadows this method; it is here because cosock's method table lists it.)

@@ -21,8 +21,6 @@
 ---   _closed                 true after close(): a later park is woken at once
 ---   _fd                     the inner socket's fd, cached by the loop (cleared by
 ---                           close and setfd)
----   _wrote                  bytes the C send wrote to a LuaSocket TCP socket
----                           itself (tcp.lua adds them to getstats)
 ---   _wouldblock             the error the inner receive gives when it would block
 ---                           ("timeout"; tls: "wantread"), set at creation (tcp, tls)
 --- The C side reads every field raw (never through the method table).
