@@ -86,10 +86,10 @@ static void remember_file(lua_State *L, cn_loop *lp, int fd, int inner) {
 void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj,
                     int inner, int how) {
   int key = fd * 2 + kind, force, want, native = how & CN_FD_NATIVE;
+  const void *id;
   obj = lua_absindex(L, obj);
   inner = lua_absindex(L, inner);
   if (fd >= lp->nfd) grow_fds(L, lp, fd);
-  luaL_checkstack(L, 4, NULL);
   if (native && lp->natslot[key] != 0)
     luaL_error(L, "%s waker already set, sockets can only block one thread per waker kind",
                cn_kind_name(kind));
@@ -99,12 +99,17 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind
   /* A wrapper with a cached fd was registered on it before (the cache is
    * only filled then), so if the last object seen there has its address,
    * that object is this live wrapper: no other can have taken its place. */
-  if ((how & CN_FD_CACHED) && lp->fdobj[fd] == lua_topointer(L, inner)) force = 0;
-  else force = new_file(L, lp, fd, inner);
+  id = lua_topointer(L, inner);
+  if ((how & CN_FD_CACHED) && lp->fdobj[fd] == id) force = 0;
+  else {
+    luaL_checkstack(L, 4, NULL);
+    force = new_file(L, lp, fd, inner);
+  }
   want = cn_poller_get(&lp->poller, fd) | (kind == K_RECV ? CN_READ : CN_WRITE);
   if (force || want != cn_poller_get(&lp->poller, fd)) {
     if (cn_poller_set(&lp->poller, fd, want, force) != 0) {
       int err = errno;
+      luaL_checkstack(L, 4, NULL);
       cn_push_label(L, lp, slot);
       if (err == ERANGE)
         luaL_error(L, "descriptor too large for set size (fd %d of task %s does not fit the %s poller)",
@@ -113,12 +118,13 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind
     }
   }
   if (force) remember_file(L, lp, fd, inner);
-  else lp->fdobj[fd] = lua_topointer(L, inner); /* the same live object */
+  else lp->fdobj[fd] = id;                 /* the same live object */
   if (native) {
     lp->natslot[key] = slot + 1;
     lp->natwait[key] = i;
   } else {
     lua_Integer c;
+    luaL_checkstack(L, 4, NULL);
     push_set(L, lp, key, 1);               /* set */
     lua_pushvalue(L, obj);
     lua_rawget(L, -2);

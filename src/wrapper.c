@@ -99,8 +99,7 @@ static int may_wait(const timeouts *tm) {
  * known: the wrapper's timeouts when the caller has just read them, else NULL.
  * Returns 0 when the call must fail with a timeout now; otherwise pushes the
  * values to yield and returns their count. */
-static int wait_begin(lua_State *L, int self, int kind, int dl, const timeouts *known) {
-  cn_loop *lp;
+static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, const timeouts *known) {
   timeouts tm;
   int has_block;
   lua_Number block, deadline, left;
@@ -125,7 +124,6 @@ static int wait_begin(lua_State *L, int self, int kind, int dl, const timeouts *
   }
   /* The usual case: the loop parks the task on self without a yield tuple
    * (only for the project's wrappers: anything else gets the protocol). */
-  lp = cn_loop_get(L);
   if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, has_block, block, 1)) {
     rawfield(L, self, KEY(FD));                /* the loop's cache, read here for it */
     lp->pre.fd = cn_plausible_fd(L, -1);
@@ -255,7 +253,7 @@ static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
         return 1;
       }
     }
-  } else if ((n = wait_begin(L, RV_SELF, kind, RV_DEADLINE, known)) > 0) {
+  } else if ((n = wait_begin(L, cn_loop_get(L), RV_SELF, kind, RV_DEADLINE, known)) > 0) {
     return lua_yieldk(L, n, tcp != NULL, receive_k);
   }
   return receive_fail(L);
@@ -417,7 +415,8 @@ static int w_receive(lua_State *L) {
       lua_pop(L, 1);
     }
     if (wait_first) {
-      rawfield(L, RV_SELF, KEY(WOULDBLOCK));
+      if (tcp) lua_pushvalue(L, KEY(TIMEOUT));   /* LuaSocket's, whatever the field says */
+      else rawfield(L, RV_SELF, KEY(WOULDBLOCK));
       lua_replace(L, RV_ERR);
       return receive_wait(L, &tm, tcp);        /* timeouts just read */
     }
@@ -499,7 +498,7 @@ static int send_direct(lua_State *L, cn_loop *lp) {
 
 static int send_wait(lua_State *L) {
   int kind = wait_kind(L, SD_ERR, K_SEND), n;
-  if (kind >= 0 && (n = wait_begin(L, SD_SELF, kind, SD_DEADLINE, NULL)) > 0)
+  if (kind >= 0 && (n = wait_begin(L, cn_loop_get(L), SD_SELF, kind, SD_DEADLINE, NULL)) > 0)
     return lua_yieldk(L, n, 0, send_k);
   return send_fail(L);
 }
@@ -525,8 +524,8 @@ static int w_send(lua_State *L) {
   luaL_checktype(L, SD_SELF, LUA_TTABLE);
   lua_settop(L, SD_J);
   luaL_checklstring(L, SD_DATA, NULL);
-  luaL_optnumber(L, SD_I, 1);
-  luaL_optnumber(L, SD_J, -1);
+  if (!lua_isnil(L, SD_I)) luaL_checknumber(L, SD_I);   /* (LuaSocket's defaults: 1, -1) */
+  if (!lua_isnil(L, SD_J)) luaL_checknumber(L, SD_J);
   check_inner(L, SD_SELF, "send");
   lua_pushnil(L);                              /* err */
   lua_pushnil(L);                              /* last */
@@ -563,7 +562,7 @@ static int w_wait(lua_State *L) {
   kind = luaL_checkoption(L, 2, NULL, kinds);
   lua_settop(L, 3);
   if (!lua_isnil(L, 3)) luaL_checknumber(L, 3);
-  n = wait_begin(L, 1, kind, 3, NULL);
+  n = wait_begin(L, cn_loop_get(L), 1, kind, 3, NULL);
   if (n == 0) return 0;
   return lua_yieldk(L, n, 0, wait_k);
 }
