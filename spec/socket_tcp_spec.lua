@@ -296,6 +296,7 @@ describe("cosock.socket.tcp", function()
         assert(s:send(data))
         r.a = pack(c:receive())
         r.dirty = c:dirty()
+        r.selected = socket.select({ c }, nil, 5)  -- the buffered line: at once, no wait
         r.b = pack(c:receive("*l"))
         r.rest = pack(c.inner_sock:receive(4)) -- straight from LuaSocket's buffer
         r.stats = pack(c:getstats())
@@ -304,6 +305,7 @@ describe("cosock.socket.tcp", function()
       net.run()
       assert.same({ n = 1, "a" }, r.a)
       assert.is_true(r.dirty)
+      assert.equal(1, #r.selected)
       assert.same({ n = 1, "b" }, r.b)
       assert.same({ n = 3, "rest", nil, nil }, r.rest)
       assert.equal(#data, r.stats[1])            -- every byte received, counted once
