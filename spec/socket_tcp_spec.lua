@@ -312,18 +312,15 @@ describe("cosock.socket.tcp", function()
     end)
 
     it("takes a whole line itself; a partial line goes through LuaSocket's receive", function()
-      local methods = debug.getregistry()["tcp{client}"].__index
-      local original, calls = methods.receive, 0
-      methods.receive = function(...) calls = calls + 1; return original(...) end
-      finally(function() methods.receive = original end)
+      local calls = net.count_tcp_calls("receive", finally)
       local r = {}
       cosock.spawn(function()
         local c, s = net.pair()
         assert(s:send("whole\n"))
-        r.whole, r.calls_whole = c:receive(), calls
+        r.whole, r.calls_whole = c:receive(), calls()
         cosock.spawn(function() net.trickle(s, "in\r\nparts\n") end, "trickler")
         r.parts = { c:receive(), c:receive() }
-        r.calls_parts = calls
+        r.calls_parts = calls()
         c:close(); s:close()
       end, "reader")
       net.run()
@@ -418,18 +415,15 @@ describe("cosock.socket.tcp", function()
     -- A whole-string send on a connected TCP socket is written to the fd by
     -- the wrapper itself (src/wrapper.c send_direct); getstats must still count it.
     it("writes whole strings itself, and getstats/setstats count those bytes", function()
-      local methods = debug.getregistry()["tcp{client}"].__index
-      local original, calls = methods.send, 0
-      methods.send = function(...) calls = calls + 1; return original(...) end
-      finally(function() methods.send = original end)
+      local calls = net.count_tcp_calls("send", finally)
       local r = {}
       cosock.spawn(function()
         local c, s = net.pair()
         local _, before = c:getstats()
         assert(c:send("hello"))
-        r.calls_whole = calls
+        r.calls_whole = calls()
         assert(c:send("0123456789", 3, 6))     -- through LuaSocket's send
-        r.calls_part = calls
+        r.calls_part = calls()
         r.stats = pack(c:getstats())
         r.stats.before = before
         r.set = pack(c:setstats(nil, 100))

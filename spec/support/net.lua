@@ -86,6 +86,17 @@ end
 
 function M.pack(...) return table.pack(...) end
 
+--- Counts the calls of LuaSocket's own tcp{client} method `name` (as called
+--- through its class table) until `finally` restores it; returns a function
+--- that reads the count. Shows whether a wrapper went through that method.
+function M.count_tcp_calls(name, finally)
+  local methods = debug.getregistry()["tcp{client}"].__index
+  local original, calls = methods[name], 0
+  methods[name] = function(...) calls = calls + 1; return original(...) end
+  finally(function() methods[name] = original end)
+  return function() return calls end
+end
+
 --- The error message fn() raises (fails the test when it raises nothing).
 function M.error_of(fn)
   local ok, err = pcall(fn)
