@@ -56,6 +56,15 @@ void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i) {
   if (t->state == T_PARKED) cn_make_ready(lp, t);
 }
 
+/* Turns the object on top into a call of its setwaker(kind, nil): pushes
+ * setwaker, obj, kind, nil in its place, ready for a call with 3 arguments. */
+static void prepare_unset(lua_State *L, int kind) {
+  lua_getfield(L, -1, "setwaker");
+  lua_insert(L, -2);                           /* setwaker, obj */
+  lua_pushstring(L, cn_kind_name(kind));
+  lua_pushnil(L);
+}
+
 static int waker(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_Integer tag = lua_tointeger(L, lua_upvalueindex(4));
@@ -67,15 +76,11 @@ static int waker(lua_State *L) {
   lua_replace(L, lua_upvalueindex(4));
   if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0; /* stale */
   /* As cosock's loop does: the waker takes itself back first. */
-  lua_pushvalue(L, lua_upvalueindex(2));       /* obj */
-  if (lua_getfield(L, -1, "setwaker") != LUA_TNIL) {
-    lua_pushvalue(L, -2);
-    lua_pushstring(L, cn_kind_name(kind));
-    lua_pushnil(L);
-    lua_call(L, 3, 0);
-  } else {
-    lua_pop(L, 1);
-  }
+  lua_pushvalue(L, lua_upvalueindex(2));       /* obj (kept for append below) */
+  lua_pushvalue(L, -1);
+  prepare_unset(L, kind);
+  if (lua_isnil(L, -4)) lua_pop(L, 4);         /* (it lost its setwaker) */
+  else lua_call(L, 3, 0);
   t = cn_task_get(lp, slot);                   /* the call may have changed it */
   if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0;
   if (!t->internal) {                          /* else nobody reads the lists */
@@ -403,10 +408,7 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
     lua_rawgeti(L, rec, R_WAIT + i);           /* obj */
     lua_pushnil(L);
     lua_rawseti(L, rec, R_WAIT + i);
-    lua_getfield(L, -1, "setwaker");
-    lua_insert(L, -2);                         /* setwaker, obj */
-    lua_pushstring(L, cn_kind_name(kind));
-    lua_pushnil(L);
+    prepare_unset(L, kind);
     if (!protected_calls) {
       lua_call(L, 3, 0);
     } else if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
@@ -439,10 +441,7 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
     if (t->waits[i].fd >= 0)
       cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, kind, -1, t->waits[i].native);
     if (i < lp->nset && !t->waits[i].native) {
-      lua_getfield(L, -1, "setwaker");
-      lua_insert(L, -2);
-      lua_pushstring(L, cn_kind_name(kind));
-      lua_pushnil(L);
+      prepare_unset(L, kind);
       if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
     } else {
       lua_pop(L, 1);
