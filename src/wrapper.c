@@ -294,6 +294,7 @@ static int receive_direct(lua_State *L, char *ud) {
   if (h.sock < 0 || !lua_isnil(L, RV_PATTERN)) return -1;
   first = h.buf.first;
   last = h.buf.last;
+  if (last > LS_BUF_SIZE) return -1;           /* not a window of that array: not ours to read */
   if (first >= last) {
     ssize_t n;
     do n = recv(h.sock, data, LS_BUF_SIZE, 0); while (n < 0 && errno == EINTR);
