@@ -179,34 +179,36 @@ describe("cosock.socket.tcp", function()
       assert.equal("abcdef", r.second[1])
     end)
 
-    -- a peer that sends a byte every 20 ms, 100 bytes, no newline, then closes
-    local function trickler(s, state)
-      return function()
-        for _ = 1, 100 do
-          if state.done then break end
-          assert(s:send("x"))
-          socket.sleep(0.02)
-        end
-        s:close()
-      end
-    end
-
-    it("the default timeout limits each wait, as in LuaSocket (mode 'b')", function()
-      local r = {}
+    -- receive("*l") with settimeout(t, mode) from a peer that sends a byte
+    -- every 20 ms, 100 bytes, no newline, then closes: the receive's results.
+    local function receive_from_trickler(t, mode)
+      local res
       cosock.spawn(function()
         local c, s = net.pair()
-        local state = {}
-        cosock.spawn(trickler(s, state), "trickler")
-        c:settimeout(0.2) -- every wait is short; the whole takes about 2 s
-        r.res = pack(c:receive("*l"))
-        state.done = true
+        local done = false
+        cosock.spawn(function()
+          for _ = 1, 100 do
+            if done then break end
+            assert(s:send("x"))
+            socket.sleep(0.02)
+          end
+          s:close()
+        end, "trickler")
+        c:settimeout(t, mode)
+        res = pack(c:receive("*l"))
+        done = true
         c:close()
       end, "reader")
       net.run()
+      return res
+    end
+
+    it("the default timeout limits each wait, as in LuaSocket (mode 'b')", function()
+      local res = receive_from_trickler(0.2) -- every wait is short; the whole takes about 2 s
       -- no wait ran out: the call lasted until the peer closed
-      assert.is_nil(r.res[1])
-      assert.equal("closed", r.res[2])
-      assert.equal(string.rep("x", 100), r.res[3])
+      assert.is_nil(res[1])
+      assert.equal("closed", res[2])
+      assert.equal(string.rep("x", 100), res[3])
     end)
 
     it("a per-wait timeout counts from each wait, however long the connection lives", function()
@@ -237,20 +239,10 @@ describe("cosock.socket.tcp", function()
     end)
 
     it("a 't' timeout limits the whole call", function()
-      local r = {}
-      cosock.spawn(function()
-        local c, s = net.pair()
-        local state = {}
-        cosock.spawn(trickler(s, state), "trickler")
-        c:settimeout(0.2, "t")
-        r.res = pack(c:receive("*l"))
-        state.done = true
-        c:close()
-      end, "reader")
-      net.run()
-      assert.is_nil(r.res[1])
-      assert.equal("timeout", r.res[2])
-      assert.is_true(#r.res[3] > 0 and #r.res[3] < 100, "partial " .. #r.res[3])
+      local res = receive_from_trickler(0.2, "t")
+      assert.is_nil(res[1])
+      assert.equal("timeout", res[2])
+      assert.is_true(#res[3] > 0 and #res[3] < 100, "partial " .. #res[3])
     end)
 
     it("settimeout takes LuaSocket's modes and refuses others", function()
