@@ -49,9 +49,10 @@ M.wait = core.wait
 -- Methods shared by every wrapper kind
 ---------------------------------------------------------------------------
 
---- settimeout(t [, mode]): LuaSocket's timeouts. Mode "b" (the default, also
---- "block") limits each wait, mode "t" ("total") the whole call; nil or negative:
---- no limit; 0: fail at once with the inner object's values. Returns 1.0.
+--- settimeout(t [, mode]): LuaSocket's timeouts, its mode read as LuaSocket reads
+--- it, by the first letter: "b" (the default; "block") limits each wait, "t" or "r"
+--- ("total", "return") the whole call; nil or negative: no limit; 0: fail at once
+--- with the inner object's values. Returns 1.0.
 function M.settimeout(self, t, mode)
   if t ~= nil then
     local n = tonumber(t)
@@ -60,12 +61,13 @@ function M.settimeout(self, t, mode)
     end
     t = n
   end
-  if mode == nil or mode == "b" or mode == "block" then
+  local m = mode == nil and "b" or type(mode) == "string" and mode:sub(1, 1)
+  if m == "b" then
     self.timeout = t
-  elseif mode == "t" or mode == "total" then
+  elseif m == "t" or m == "r" then
     self.total = t
   else
-    error("bad argument #2 to 'settimeout' (invalid mode '" .. tostring(mode) .. "')", 2)
+    error("bad argument #2 to 'settimeout' (invalid timeout mode)", 2)
   end
   return 1.0
 end
