@@ -6,71 +6,84 @@
 -- Usage: LUA_PATH/LUA_CPATH as for the bench; lua5.3 w4_plain.lua [REQS] [coroutines]
 --   coroutines: one coroutine per connection end, resumed by hand in that order
 --   (adds what switching coroutines costs, still with no runtime).
+package.path = (arg[0]:match("^(.*/)") or "./") .. "../lib/?.lua;" .. package.path
+local B = require "bench"
 local socket = require "socket"
-local CLIENTS, REQS = 100, tonumber(arg[1] or 100)
+
+local CLIENTS, REQS = 100, B.argnum(1, 100)
 local CO = arg[2] == "coroutines"
+local W, IMPL = "w4floor", CO and "lua-coroutines" or "lua-plain"
 
-local server = assert(socket.bind("127.0.0.1", 0, 1024))
-local _, port = server:getsockname()
--- Timed like the W4 programs: connecting, accepting and closing count too.
-local t0 = socket.gettime()
-local cl, sv = {}, {}
-for ci = 1, CLIENTS do
-  cl[ci] = assert(socket.connect("127.0.0.1", tonumber(port)))
-  sv[ci] = assert(server:accept())
-end
-local answered = 0
-
-local function client_send(ci, i)
-  local req = ci .. " " .. i
-  assert(cl[ci]:send(req .. "\n"))
-  return req
-end
-local function server_answer(ci)
-  local line = assert(sv[ci]:receive("*l"))
-  assert(sv[ci]:send("ok " .. line .. "\n"))
-end
-local function client_read(ci, req)
-  local resp = cl[ci]:receive("*l")
-  if resp ~= "ok " .. req then error("client " .. ci .. " got " .. tostring(resp)) end
-  answered = answered + 1
-end
-
-if not CO then
-  local reqs = {}
-  for i = 1, REQS do
-    for ci = 1, CLIENTS do reqs[ci] = client_send(ci, i) end
-    for ci = 1, CLIENTS do server_answer(ci) end
-    for ci = 1, CLIENTS do client_read(ci, reqs[ci]) end
-  end
-else
-  local yield, resume = coroutine.yield, coroutine.resume
-  local clients, servers = {}, {}
+B.guard(W, IMPL, function()
+  local server = assert(socket.bind("127.0.0.1", 0, 1024))
+  local _, port = server:getsockname()
+  -- Timed like the W4 programs: connecting, accepting and closing count too.
+  local t0, c0 = B.now(), B.cpu()
+  local cl, sv = {}, {}
   for ci = 1, CLIENTS do
-    clients[ci] = coroutine.create(function()
-      for i = 1, REQS do
-        local req = client_send(ci, i)
-        yield()
-        client_read(ci, req)
-      end
-    end)
-    servers[ci] = coroutine.create(function()
-      while true do yield(); server_answer(ci) end
-    end)
-    resume(servers[ci])
+    cl[ci] = assert(socket.connect("127.0.0.1", tonumber(port)))
+    sv[ci] = assert(server:accept())
   end
-  for ci = 1, CLIENTS do assert(resume(clients[ci])) end
-  for _ = 1, REQS do
-    for ci = 1, CLIENTS do assert(resume(servers[ci])) end
-    for ci = 1, CLIENTS do assert(resume(clients[ci])) end
+  local served, answered = 0, 0
+
+  local function client_send(ci, i)
+    local req = ci .. " " .. i
+    assert(cl[ci]:send(req .. "\n"))
+    return req
   end
-end
-for ci = 1, CLIENTS do cl[ci]:close(); sv[ci]:close() end
-server:close()
-local wall = socket.gettime() - t0
-if answered ~= CLIENTS * REQS then
-  print(("FAIL w4floor answered=%d want %d"):format(answered, CLIENTS * REQS))
-  os.exit(1)
-end
-print(("RESULT w4floor impl=%s ops=%d wall=%.6f rate=%.0f"):format(
-  CO and "lua-coroutines" or "lua-plain", answered, wall, answered / wall))
+  local function server_answer(ci)
+    local line = assert(sv[ci]:receive("*l"))
+    assert(sv[ci]:send("ok " .. line .. "\n"))
+    served = served + 1
+  end
+  local function client_read(ci, req)
+    local resp = cl[ci]:receive("*l")
+    if resp ~= "ok " .. req then error("client " .. ci .. " got " .. tostring(resp)) end
+    answered = answered + 1
+  end
+
+  if not CO then
+    local reqs = {}
+    for i = 1, REQS do
+      for ci = 1, CLIENTS do reqs[ci] = client_send(ci, i) end
+      for ci = 1, CLIENTS do server_answer(ci) end
+      for ci = 1, CLIENTS do client_read(ci, reqs[ci]) end
+    end
+  else
+    local yield = coroutine.yield
+    local function resume(co)                  -- an error in a coroutine is this program's
+      local ok, err = coroutine.resume(co)
+      if not ok then error(err, 0) end
+    end
+    local clients, servers = {}, {}
+    for ci = 1, CLIENTS do
+      clients[ci] = coroutine.create(function()
+        for i = 1, REQS do
+          local req = client_send(ci, i)
+          yield()
+          client_read(ci, req)
+        end
+      end)
+      servers[ci] = coroutine.create(function()
+        while true do yield(); server_answer(ci) end
+      end)
+      resume(servers[ci])
+    end
+    for ci = 1, CLIENTS do resume(clients[ci]) end
+    for _ = 1, REQS do
+      for ci = 1, CLIENTS do resume(servers[ci]) end
+      for ci = 1, CLIENTS do resume(clients[ci]) end
+    end
+  end
+  for ci = 1, CLIENTS do cl[ci]:close(); sv[ci]:close() end
+  server:close()
+  local wall, cpu = B.now() - t0, B.cpu() - c0
+  local want = CLIENTS * REQS
+  if served ~= want or answered ~= want then
+    B.fail(W, IMPL, ("served=%d answered=%d want %d"):format(served, answered, want))
+  end
+  B.result(W, IMPL, {
+    { "ops", want }, { "wall", wall }, { "cpu", cpu }, { "rss_kb", B.rss_kb() },
+    { "rate", want / wall },
+  })
+end)
