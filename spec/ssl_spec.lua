@@ -147,6 +147,32 @@ describe("cosock.ssl", function()
     assert.matches("certificate", r[2])
   end)
 
+  -- OpenSSL 3 says "unexpected eof while reading" when the peer's TCP stream
+  -- ends without a TLS close_notify; for a reader that is the peer closing.
+  it("a peer gone without close_notify reads as 'closed'; '*a' returns what came", function()
+    local r = {}
+    cosock.spawn(function()
+      for _, pattern in ipairs({ "*l", "*a" }) do
+        local sc, ss = tls_pair()
+        assert(ss:send("no newline"))
+        -- End the server's TCP stream under TLS, through a borrowed LuaSocket
+        -- client object (only those have shutdown).
+        local c2, s2 = net.pair()
+        local raw = c2.inner_sock
+        local own = raw:getfd()
+        raw:setfd(ss:getfd())
+        assert(raw:shutdown("send"))
+        raw:setfd(own)
+        c2:close(); s2:close()
+        r[pattern] = pack(sc:receive(pattern))
+        sc:close(); ss:close()
+      end
+    end, "client")
+    net.run()
+    assert.same({ n = 3, nil, "closed", "no newline" }, r["*l"])
+    assert.same({ n = 1, "no newline" }, r["*a"])
+  end)
+
   it("close from another task wakes a task blocked in receive", function()
     local r
     cosock.spawn(function()

@@ -37,7 +37,7 @@
   X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") X(FD, "_fd") \
   X(RECEIVE, "receive") X(SEND, "send") X(DIRTY, "dirty") \
   X(TIMEOUT, "timeout") X(WANTREAD, "wantread") X(WANTWRITE, "wantwrite") \
-  X(CLOSEDERR, "closed") X(LINE, "*l")
+  X(CLOSEDERR, "closed") X(TLSEOF, "unexpected eof while reading") X(LINE, "*l")
 #define KEY_ENUM(name, str) UP_##name,
 enum { UP_LOOP = 1, KEYS(KEY_ENUM) UP_COUNT_ };
 #define KEY(k) lua_upvalueindex(UP_##k)
@@ -242,19 +242,26 @@ static int receive_fail(lua_State *L) {
  * the inner is a LuaSocket TCP object (tcp_object), kept for the retry. */
 static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
   int kind = wait_kind(L, RV_ERR, K_RECV), n;
-  if (kind < 0) {
-    if (lua_rawequal(L, RV_ERR, KEY(CLOSEDERR)) && reads_all(L)) {
-      int closed = rawfield(L, RV_SELF, KEY(CLOSED)) != LUA_TNIL && lua_toboolean(L, -1);
-      lua_pop(L, 1);
-      if (!closed) {
-        /* "*a": the peer closing ends the data; what came is the result. */
-        if (lua_isnil(L, RV_PARTIAL)) lua_pushliteral(L, "");
-        else lua_pushvalue(L, RV_PARTIAL);
-        return 1;
-      }
+  if (kind >= 0) {
+    if ((n = wait_begin(L, cn_loop_get(L), RV_SELF, kind, RV_DEADLINE, known)) > 0)
+      return lua_yieldk(L, n, tcp != NULL, receive_k);
+    return receive_fail(L);
+  }
+  /* OpenSSL 3 reports a peer whose TCP stream ended without a TLS
+   * close_notify this way; for a reader it is the peer closing. */
+  if (lua_rawequal(L, RV_ERR, KEY(TLSEOF))) {
+    lua_pushvalue(L, KEY(CLOSEDERR));
+    lua_replace(L, RV_ERR);
+  }
+  if (lua_rawequal(L, RV_ERR, KEY(CLOSEDERR)) && reads_all(L)) {
+    int closed = rawfield(L, RV_SELF, KEY(CLOSED)) != LUA_TNIL && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (!closed) {
+      /* "*a": the peer closing ends the data; what came is the result. */
+      if (lua_isnil(L, RV_PARTIAL)) lua_pushliteral(L, "");
+      else lua_pushvalue(L, RV_PARTIAL);
+      return 1;
     }
-  } else if ((n = wait_begin(L, cn_loop_get(L), RV_SELF, kind, RV_DEADLINE, known)) > 0) {
-    return lua_yieldk(L, n, tcp != NULL, receive_k);
   }
   return receive_fail(L);
 }

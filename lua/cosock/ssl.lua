@@ -62,26 +62,9 @@ function tls:dohandshake()
   end
 end
 
--- OpenSSL 3 reports a peer that closed the TCP connection without a TLS
--- close_notify as this error; for a reader it means the same as "closed" (so a
--- "*a" read, as http uses for bodies without a length, ends with the data).
-local EOF_ERR = "unexpected eof while reading"
-
-local tls_receive = wrap.receive
---- receive(pattern, prefix): as the tcp wrapper's, on the TLS stream.
-function tls:receive(pattern, prefix)
-  local data, err, partial = tls_receive(self, pattern, prefix)
-  if data ~= nil then return data end
-  if err == EOF_ERR then
-    -- "*a" and what else LuaSocket reads as it ("*all": the first two bytes)
-    if type(pattern) == "string" and pattern:sub(1, 2) == "*a" and not self._closed then
-      return partial or ""
-    end
-    return nil, "closed", partial
-  end
-  return nil, err, partial
-end
-
+-- receive: the tcp wrapper's, on the TLS stream (src/wrapper.c also reads
+-- OpenSSL 3's "unexpected eof while reading" as the peer closing).
+tls.receive = wrap.receive
 tls.send = wrap.send
 tls.close = wrap.close
 tls.settimeout = wrap.settimeout
