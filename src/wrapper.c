@@ -423,8 +423,12 @@ static int w_receive(lua_State *L) {
       lua_pop(L, 1);
     }
     if (wait_first) {
-      if (tcp) lua_pushvalue(L, KEY(TIMEOUT));   /* LuaSocket's, whatever the field says */
-      else rawfield(L, RV_SELF, KEY(WOULDBLOCK));
+      /* The inner's would-block error: LuaSocket's unless the wrapper names
+       * its own (tls: "wantread"). */
+      if (tcp != NULL || rawfield(L, RV_SELF, KEY(WOULDBLOCK)) != LUA_TSTRING) {
+        lua_settop(L, RV_DEADLINE);
+        lua_pushvalue(L, KEY(TIMEOUT));
+      }
       lua_replace(L, RV_ERR);
       return receive_wait(L, &tm, tcp);        /* timeouts just read */
     }

@@ -19,7 +19,7 @@ local mt -- metatable of every tcp wrapper, set below
 --- Wrap a LuaSocket tcp object (made non-blocking here).
 local function new(inner)
   inner:settimeout(0)
-  return setmetatable({ inner_sock = inner, class = inner.class, _wouldblock = "timeout" }, mt)
+  return setmetatable({ inner_sock = inner, class = inner.class }, mt)
 end
 
 mt = wrap.methods(m, wrap.maker(luasocket.tcp, new))

@@ -21,9 +21,9 @@
 ---   _closed                 true after close(): a later park is woken at once
 ---   _fd                     the inner socket's fd, cached by the loop (cleared by
 ---                           close and setfd)
----   _wouldblock             the error the inner receive gives when it would block
----                           ("timeout"; tls: "wantread"), set at creation (tcp, tls)
---- The C side reads every field raw (never through the method table).
+---   _wouldblock             the error the inner receive gives when it would block,
+---                           when it is not LuaSocket's "timeout" (tls: "wantread")
+--- src/wrapper.c reads every field raw (never through the method table).
 
 local type, tonumber, error, tostring = type, tonumber, error, tostring
 
