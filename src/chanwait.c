@@ -42,6 +42,17 @@ static cn_task *ticket_task(lua_State *L, cn_loop *lp, int link) {
   return t;
 }
 
+/* True when someone waits on the link at index link: a waker function (a
+ * task in select) or a ticket whose task still waits. */
+static int link_busy(lua_State *L, cn_loop *lp, int link) {
+  int busy;
+  lua_pushvalue(L, UP(WAKER));
+  busy = lua_rawget(L, link) != LUA_TNIL &&
+         (lua_type(L, -1) != LUA_TBOOLEAN || ticket_task(L, lp, link) != NULL);
+  lua_pop(L, 1);
+  return busy;
+}
+
 /* After a wait: a ticket still on the link that is this wait's (ctx: its id;
  * the wait timed out) is taken off, so the link shows no waiter. A wake has
  * already taken the true waker off. */
@@ -78,13 +89,9 @@ static int c_wait(lua_State *L) {
   lua_settop(L, 3);
   has_timeout = !lua_isnil(L, 3);
   if (has_timeout) timeout = luaL_checknumber(L, 3);
-  /* Someone waits already: a waker function (a task in select) or a ticket
-   * still in use. Then the usual tuple below makes the loop call setwaker,
-   * which raises cosock's error for a second waiter, from the loop. */
-  lua_pushvalue(L, UP(WAKER));
-  busy = lua_rawget(L, 2) != LUA_TNIL &&
-         (lua_type(L, -1) != LUA_TBOOLEAN || ticket_task(L, lp, 2) != NULL);
-  lua_pop(L, 1);
+  /* When someone waits already, the usual tuple below makes the loop call
+   * setwaker, which raises cosock's error for a second waiter, from the loop. */
+  busy = link_busy(L, lp, 2);
   if (!busy && cn_prepark(L, lp, K_RECV, has_timeout, timeout, 0)) {
     lua_pushvalue(L, UP(WAKER));
     lua_pushboolean(L, 1);
@@ -118,10 +125,10 @@ static int c_wake(lua_State *L) {
   return 1;
 }
 
-/* channel_waiting(link) -> true while the task of the link's ticket waits. */
+/* channel_waiting(link) -> true while someone waits on the link (see link_busy). */
 static int c_waiting(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  lua_pushboolean(L, ticket_task(L, cn_loop_get(L), 1) != NULL);
+  lua_pushboolean(L, link_busy(L, cn_loop_get(L), 1));
   return 1;
 }
 

@@ -20,7 +20,7 @@ local setmetatable, error, tostring, tonumber, type =
 -- wait and wake (src/chanwait.c): a receive parks its task without the waker
 -- protocol, leaving a ticket (link.wslot, link.wid) that wake uses.
 local core = require "cosock.core"
-local socket_clock = core.monotime
+local monotime = core.monotime
 local channel_wait, channel_wake = core.channel_wait, core.channel_wake
 local channel_waiting = core.channel_waiting
 
@@ -116,7 +116,7 @@ function receiver:receive()
   local deadline
   if t ~= nil then
     if t <= 0 then return nil, "timeout" end
-    deadline = socket_clock() + t
+    deadline = monotime() + t
   end
   while true do
     local _, _, err = channel_wait(self, link, t)
@@ -125,7 +125,7 @@ function receiver:receive()
     if link.closed then return nil, "closed" end
     if err == "timeout" then return nil, "timeout" end
     if deadline ~= nil then
-      t = deadline - socket_clock()
+      t = deadline - monotime()
       if t <= 0 then return nil, "timeout" end
     end
   end
@@ -165,7 +165,7 @@ function receiver:setwaker(kind, fn)
     if w ~= true then link.waker = nil end
     return
   end
-  if w ~= nil and (w ~= true or channel_waiting(link)) then
+  if channel_waiting(link) then
     error("waker already set, receive can't be waited on from multiple places at once", 2)
   end
   link.waker = fn
