@@ -144,7 +144,8 @@ static inline int connect_done(int ep, int fd, unsigned events, void *ptr)
     memset(&ev, 0, sizeof ev);
     ev.events = EPOLLIN;
     ev.data.ptr = ptr;
-    epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+    if (epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev) < 0)
+        fail("epoll_ctl: %s", strerror(errno));
     return 1;
 }
 
@@ -155,6 +156,14 @@ static void send_all(int fd, const char *buf, size_t len)
     ssize_t n = write(fd, buf, len);
     if (n != (ssize_t)len)
         fail("short write (%zd of %zu): %s", n, len, n < 0 ? strerror(errno) : "");
+}
+
+/* A client's request number i: "<id> <i>\n" (the W4 and W6 programs). */
+static inline void send_request(int fd, long id, long i)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%ld %ld\n", id, i);
+    send_all(fd, buf, (size_t)n);
 }
 
 /* Per-connection input buffer that yields complete lines. */

@@ -15,13 +15,6 @@ struct conn {
     struct linebuf lb;
 };
 
-static void send_request(struct conn *c)
-{
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "%ld %ld\n", c->id, c->next);
-    send_all(c->fd, buf, (size_t)n);
-}
-
 int main(int argc, char **argv)
 {
     long clients = argc > 1 ? atol(argv[1]) : 100;
@@ -92,7 +85,7 @@ int main(int argc, char **argv)
                 if (!connect_done(ep, c->fd, evs[k].events, c))
                     continue;
                 c->started = 1;
-                send_request(c);
+                send_request(c->fd, c->id, c->next);
                 continue;
             }
             r = lb_fill(c->fd, &c->lb);
@@ -107,7 +100,7 @@ int main(int argc, char **argv)
                         fail("client %ld got '%s'", c->id, line);
                     answered++;
                     if (c->next++ < reqs) {
-                        send_request(c);
+                        send_request(c->fd, c->id, c->next);
                     } else {
                         close(c->fd); /* also leaves the epoll set */
                         free(c);

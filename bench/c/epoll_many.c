@@ -28,13 +28,6 @@ static struct conn listener;
 static struct conn **server_conns;
 static double t_first, t_last;
 
-static void send_request(struct conn *c)
-{
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "%ld %ld\n", c->id, c->next);
-    send_all(c->fd, buf, (size_t)n);
-}
-
 static void start_batch(void)
 {
     long end = started + BATCH < n_conns ? started + BATCH : n_conns;
@@ -122,14 +115,14 @@ static void loop(int with_server, int with_client)
                     if (strcmp(line, "go") != 0)
                         fail("client %ld expected go, got '%s'", c->id, line);
                     c->state = 2;
-                    send_request(c);
+                    send_request(c->fd, c->id, c->next);
                 } else {
                     snprintf(want, sizeof want, "ok %ld %ld", c->id, c->next);
                     if (strcmp(line, want) != 0)
                         fail("client %ld got '%s'", c->id, line);
                     answered++;
                     if (c->next++ < rounds) {
-                        send_request(c);
+                        send_request(c->fd, c->id, c->next);
                     } else {
                         close(c->fd);
                         free(c);

@@ -1,5 +1,6 @@
---- cosock.socket.wrap: the one yield-and-retry helper shared by the tcp, udp and
---- tls wrappers.
+--- cosock.socket.wrap: what the tcp, udp and tls wrappers share: their receive,
+--- send and wait (C, from cosock.core), the waker protocol, close, settimeout,
+--- and the builders of their method tables.
 ---
 --- A wrapper is a plain table { inner_sock = <LuaSocket/LuaSec object>, class = "...",
 --- timeout = nil|number, total = nil|number } whose metatable's __index is its
