@@ -77,11 +77,12 @@ static int l_reset(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (lp->running)
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
+  /* The new poller first: when it cannot be made, nothing is forgotten. */
+  if (cn_fd_reset(lp, lp->backend0) != 0)
+    return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_free_all(lp);
   init_lists(lp);
   new_tables(L, lp);
-  if (cn_fd_reset(lp, lp->backend0) != 0)
-    return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   return 0;
 }
 
