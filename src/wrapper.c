@@ -37,7 +37,8 @@
   X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") X(FD, "_fd") \
   X(RECEIVE, "receive") X(SEND, "send") X(DIRTY, "dirty") \
   X(TIMEOUT, "timeout") X(WANTREAD, "wantread") X(WANTWRITE, "wantwrite") \
-  X(CLOSEDERR, "closed") X(TLSEOF, "unexpected eof while reading") X(LINE, "*l")
+  X(CLOSEDERR, "closed") X(TLSEOF, "unexpected eof while reading") X(LINE, "*l") \
+  X(EMPTY, "")
 #define KEY_ENUM(name, str) UP_##name,
 enum { UP_LOOP = 1, KEYS(KEY_ENUM) UP_COUNT_ };
 #define KEY(k) lua_upvalueindex(UP_##k)
@@ -229,12 +230,15 @@ static int reads_all(lua_State *L) {
   return p[0] == '*' && p[1] == 'a';
 }
 
-/* Gives up: nil, err, partial (the inner object's own failure values). */
+/* Gives up: nil, err, partial (the inner object's own failure values). The
+ * partial data is the prefix, or "" as LuaSocket and LuaSec give it, when no
+ * try of the inner receive gave any (a wait first, or a would-block read
+ * here). */
 static int receive_fail(lua_State *L) {
   lua_settop(L, RV_DEADLINE);
   lua_pushnil(L);
   lua_pushvalue(L, RV_ERR);
-  lua_pushvalue(L, RV_PARTIAL);
+  lua_pushvalue(L, lua_isnil(L, RV_PARTIAL) ? KEY(EMPTY) : RV_PARTIAL);
   return 3;
 }
 
@@ -258,8 +262,7 @@ static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
     lua_pop(L, 1);
     if (!closed) {
       /* "*a": the peer closing ends the data; what came is the result. */
-      if (lua_isnil(L, RV_PARTIAL)) lua_pushliteral(L, "");
-      else lua_pushvalue(L, RV_PARTIAL);
+      lua_pushvalue(L, lua_isnil(L, RV_PARTIAL) ? KEY(EMPTY) : RV_PARTIAL);
       return 1;
     }
   }
@@ -269,13 +272,13 @@ static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
 /* Pushes prefix .. s[0..len) without its '\r's (what LuaSocket's "*l" keeps). */
 static void push_line(lua_State *L, const char *s, size_t len) {
   luaL_Buffer b;
-  size_t i;
-  if (lua_isnil(L, RV_PARTIAL) && memchr(s, '\r', len) == NULL) {
+  size_t i, plen = lua_rawlen(L, RV_PARTIAL);  /* (nil: 0) */
+  if (plen == 0 && memchr(s, '\r', len) == NULL) {
     lua_pushlstring(L, s, len);
     return;
   }
   luaL_buffinit(L, &b);
-  if (!lua_isnil(L, RV_PARTIAL)) {
+  if (plen > 0) {
     lua_pushvalue(L, RV_PARTIAL);
     luaL_addvalue(&b);
   }
@@ -306,12 +309,8 @@ static int receive_direct(lua_State *L, char *ud) {
     ssize_t n;
     do n = recv(h.sock, data, LS_BUF_SIZE, 0); while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      lua_pushvalue(L, KEY(TIMEOUT));          /* LuaSocket's would-block values */
+      lua_pushvalue(L, KEY(TIMEOUT));          /* LuaSocket's would-block error */
       lua_replace(L, RV_ERR);
-      if (lua_isnil(L, RV_PARTIAL)) {
-        lua_pushliteral(L, "");
-        lua_replace(L, RV_PARTIAL);
-      }
       return 0;
     }
     if (n <= 0) return -1;
