@@ -164,6 +164,9 @@ void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
  * tuple). */
 int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int polled);
 int cn_plausible_fd(lua_State *L, int idx);
+/* Whether the socket object at inner has buffered data: its dirty() if it
+ * has one, else false. */
+int cn_dirty(lua_State *L, int inner);
 void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
 int cn_is_native(lua_State *L, cn_loop *lp, int obj);
 

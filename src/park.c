@@ -238,14 +238,20 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
 
 /* True when the inner socket of the object at obj has buffered data. */
 static int is_dirty(lua_State *L, int obj) {
-  int top = lua_gettop(L), dirty = 0;
-  if (lua_getfield(L, obj, "inner_sock") != LUA_TNIL &&
-      lua_getfield(L, -1, "dirty") != LUA_TNIL) {
-    lua_pushvalue(L, -2);
+  int dirty = lua_getfield(L, obj, "inner_sock") != LUA_TNIL && cn_dirty(L, lua_gettop(L));
+  lua_pop(L, 1);
+  return dirty;
+}
+
+int cn_dirty(lua_State *L, int inner) {
+  int dirty = 0;
+  inner = lua_absindex(L, inner);
+  if (lua_getfield(L, inner, "dirty") == LUA_TFUNCTION) {
+    lua_pushvalue(L, inner);
     lua_call(L, 1, 1);
     dirty = lua_toboolean(L, -1);
   }
-  lua_settop(L, top);
+  lua_pop(L, 1);
   return dirty;
 }
 

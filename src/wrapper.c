@@ -35,7 +35,7 @@
   X(INNER_SOCK, "inner_sock") \
   X(WOULDBLOCK, "_wouldblock") X(TOTAL, "total") \
   X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") X(FD, "_fd") \
-  X(RECEIVE, "receive") X(SEND, "send") X(DIRTY, "dirty") \
+  X(RECEIVE, "receive") X(SEND, "send") \
   X(TIMEOUT, "timeout") X(WANTREAD, "wantread") X(WANTWRITE, "wantwrite") \
   X(CLOSEDERR, "closed") X(TLSEOF, "unexpected eof while reading") X(LINE, "*l") \
   X(EMPTY, "")
@@ -411,15 +411,7 @@ static int w_receive(lua_State *L) {
       memcpy(&h, tcp, sizeof h);
       wait_first = h.buf.first >= h.buf.last;
     } else if (wait_first) {
-      lua_pushvalue(L, KEY(DIRTY));
-      if (lua_gettable(L, RV_INNER) == LUA_TFUNCTION) {
-        lua_pushvalue(L, RV_INNER);
-        lua_call(L, 1, 1);
-        wait_first = !lua_toboolean(L, -1);
-      } else {
-        wait_first = 1;
-      }
-      lua_pop(L, 1);
+      wait_first = !cn_dirty(L, RV_INNER);
     }
     if (wait_first) {
       /* The inner's would-block error: LuaSocket's unless the wrapper names
