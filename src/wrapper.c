@@ -103,23 +103,20 @@ static int may_wait(const timeouts *tm) {
 static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, const timeouts *known) {
   timeouts tm;
   int has_block;
-  lua_Number block, deadline, left;
+  lua_Number block, deadline, left, now = -1;
   luaL_checkstack(L, 6, NULL);
   if (known) tm = *known;
   else read_timeouts(L, self, &tm);
+  if (!may_wait(&tm)) return 0;
   block = tm.block;
   has_block = tm.has_block;
-  if (has_block && block == 0) return 0;
-  if (lua_isnil(L, dl)) {
-    if (!tm.has_total) deadline = HUGE_VAL;
-    else if (tm.total == 0) return 0;
-    else deadline = cn_clock_now() + tm.total;
-    lua_pushnumber(L, deadline);
+  if (lua_isnil(L, dl)) {                      /* the call's first wait */
+    lua_pushnumber(L, tm.has_total ? (now = cn_clock_now()) + tm.total : HUGE_VAL);
     lua_replace(L, dl);
   }
   deadline = lua_tonumber(L, dl);
   if (deadline != HUGE_VAL) {
-    left = deadline - cn_clock_now();
+    left = deadline - (now < 0 ? cn_clock_now() : now);
     if (left <= 0) return 0;
     if (!has_block || left < block) block = left, has_block = 1;
   }
