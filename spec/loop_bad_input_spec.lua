@@ -289,6 +289,15 @@ describe("bad input", function()
       assert_loop_still_works()
     end)
 
+    it("an fd number past the loop's limit (2^28) is refused before any array grows for it", function()
+      local fd = (1 << 28) + 5
+      local w = L.wrap(inner(fd), "w")
+      local ok, err = run_yielding("gf", { w }, nil, 1)
+      assert.is_false(ok)
+      assert.is_true(L.has(tostring(err), "cosock: descriptor " .. fd .. " is too large"), tostring(err))
+      assert_loop_still_works()
+    end)
+
     it("an fd number that is not open: run fails with the poller's error, no crash or hang", function()
       local w = L.wrap(inner(4000), "w")
       cosock.spawn(function() L.yield({ w }, nil, 0.05) end, "waiter")

@@ -31,10 +31,8 @@ static void *grow(lua_State *L, void *p, size_t oldn, size_t n, size_t size) {
 
 static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
   size_t old = (size_t)lp->nfd, n = old ? old : 64;
-  while (n <= (size_t)fd) {
-    if (n > CN_MAX_FD) luaL_error(L, "cosock: descriptor %d is too large", fd);
-    n *= 2;
-  }
+  if (fd >= CN_MAX_FD) luaL_error(L, "cosock: descriptor %d is too large", fd);
+  while (n <= (size_t)fd) n *= 2;
   /* Each array is replaced as soon as it grows, so a failure leaves the old
    * ones valid; nfd moves only when all of them are big enough. */
   lp->fdcount = grow(L, lp->fdcount, 2 * old, 2 * n, sizeof *lp->fdcount);
