@@ -16,14 +16,16 @@ describe("wrapper waits", function()
   after_each(function() net.check_clean() end)
 
   it("a receive inside a forwarding coroutine yields the tuple and gets its data", function()
-    local got, yielded
+    local got, yielded, c
+    local log = {}
     cosock.spawn(function()
-      local c, s = net.pair()
+      local s
+      c, s = net.pair()
       cosock.spawn(function()
         cosock.socket.sleep(0.01)
         assert(s:send("hello\nworld\n"))
       end, "sender")
-      got = pack(forwarding(function()
+      got = pack(net.forwarding_logged(log, function()
         local first = pack(coroutine.yield(nil, nil, 0)) -- what a forwarded yield gets back
         yielded = first.n
         return c:receive(), c:receive()
@@ -33,6 +35,14 @@ describe("wrapper waits", function()
     net.run()
     assert.equal(3, yielded)
     assert.same({ "hello", "world", n = 2 }, got)
+    -- log[1] is the test's own yield; then the receive's wait: ({c}, nil,
+    -- its timeout, INTERNAL)
+    local wait = log[2]
+    assert.equal(4, wait.n)
+    assert.same({ c }, wait[1])
+    assert.is_nil(wait[2])
+    assert.equal(net.TIMEOUT, wait[3])
+    assert.equal(require("cosock.core").INTERNAL, wait[4])
   end)
 
   it("a timeout inside a forwarding coroutine gives LuaSocket's values", function()
@@ -114,18 +124,21 @@ describe("wrapper waits", function()
   end)
 
   it("a nonsense cached fd in a wrapper is not trusted: the wait still works", function()
-    local got = {}
+    local got, recached = {}, {}
     cosock.spawn(function()
       local c, s = net.pair()
       for _, bad in ipairs { -1, 2 ^ 40, 0.5 } do
         c._fd = bad -- a plain field: anything may end up there
         cosock.spawn(function() cosock.socket.sleep(0); assert(s:send("x\n")) end, "sender")
         got[#got + 1] = c:receive()
+        -- the wait asked the socket for its fd and cached that instead
+        recached[#recached + 1] = c._fd == c.inner_sock:getfd()
       end
       c:close(); s:close()
     end, "receiver")
     net.run()
     assert.same({ "x", "x", "x" }, got)
+    assert.same({ true, true, true }, recached)
   end)
 
   it("cancelling a task that waits in receive frees the socket for another task", function()

@@ -108,9 +108,15 @@ end
 -- the loop (and the loop's answer back), as a library with its own
 -- coroutines does. Returns what fn returned.
 function M.forwarding(fn, ...)
+  return M.forwarding_logged(nil, fn, ...)
+end
+
+-- The same, appending each tuple fn's coroutine yielded (packed) to log.
+function M.forwarding_logged(log, fn, ...)
   local co = coroutine.create(fn)
   local res = M.pack(coroutine.resume(co, ...))
   while coroutine.status(co) ~= "dead" do
+    if log then log[#log + 1] = M.pack(table.unpack(res, 2, res.n)) end
     local answer = M.pack(coroutine.yield(table.unpack(res, 2, res.n)))
     res = M.pack(coroutine.resume(co, table.unpack(answer, 1, answer.n)))
   end
