@@ -372,6 +372,7 @@ describe("thread handles across task slots and resets", function()
     cosock.spawn(function() L.pass(); h:cancel() end, "canceller")
     cosock.run()
     assert.same({ true, n = 1 }, nested) -- the inner cancel has nothing left to do
+    assert.equal("recvr:function,recvr:nil", a:trace()) -- and took no waker back again
     assert.is_false(h:is_alive())
     L.assert_clean()
     -- its slot is free once: two new tasks get two slots and both run
@@ -400,7 +401,7 @@ describe("thread handles across task slots and resets", function()
     local cosock2 = require "cosock"                 -- a second, separate loop
     assert.is_false(rawequal(cosock2, cosock))
     local ran = false
-    local new = cosock2.spawn(function() ran = true end, "new") -- same slot and serial
+    local new = cosock2.spawn(function() ran = true end, "new") -- the same slot
     old:cancel()                                     -- must not touch the new loop's task
     assert.is_true(new:is_alive())
     assert.is_false(old:is_alive())
