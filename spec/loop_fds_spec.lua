@@ -319,7 +319,8 @@ describe("fd polling", function()
       end, "sender" .. i)
     end
     local ok, err = pcall(cosock.run)
-    assert(ok, err) -- the loop moves to epoll by itself
+    assert(ok, err)
+    assert.equal("epoll", L.stats().backend) -- the loop moved to epoll by itself
     assert.equal(10, done)
     L.assert_clean()
   end)
