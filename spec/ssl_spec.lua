@@ -121,12 +121,15 @@ describe("cosock.ssl", function()
       r.before = pack(sc:receive("*l")) -- nothing sent yet: times out
       assert(sc:send("question\n"))
       r.after_send = pack(sc:receive("*l", "pre"))
+      assert(sc:send("again\n"))
+      r.no_prefix = pack(sc:receive("*l"))
       assert.equal("question", ss:receive("*l"))
       sc:close(); ss:close()
     end, "client")
     net.run()
     assert.same({ n = 3, nil, "wantread", "" }, r.before)
     assert.same({ n = 3, nil, "wantread", "pre" }, r.after_send)
+    assert.same({ n = 3, nil, "wantread", "" }, r.no_prefix) -- LuaSec's partial, not nil
   end)
 
   it("a handshake against a peer that does not trust us fails with nil, err (not an error)", function()
