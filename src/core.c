@@ -9,7 +9,7 @@
 
 #include <lauxlib.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "loop.h"
 
 #define LOOP_MT "cosock.loop"

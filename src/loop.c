@@ -12,7 +12,7 @@
 
 #include <lauxlib.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "loop.h"
 
 static int is_resumable(lua_State *co) {

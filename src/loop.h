@@ -17,8 +17,8 @@
 
 #include <lua.h>
 
-#include "poller.h"
-#include "timer_heap.h"
+#include "lib/poller.h"
+#include "lib/timer_heap.h"
 
 /* Fields of a task's record table (tasks[slot]). */
 enum { R_CO = 1, R_NAME, R_RECVR, R_SENDR, R_WAIT };

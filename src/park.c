@@ -10,7 +10,7 @@
 
 #include <lauxlib.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "loop.h"
 
 #define ONE_YEAR (365.0 * 24 * 3600)

@@ -25,7 +25,7 @@
 
 #include <lauxlib.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "loop.h"
 
 /* Upvalue 1 is the loop (LOOP_UPVALUE). Then the field and method names the

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "poller.h"
+#include "lib/poller.h"
 
 typedef struct fixture {
   cn_poller p;

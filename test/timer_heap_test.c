@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "timer_heap.h"
+#include "lib/timer_heap.h"
 
 /* Pops the earliest node, checking the heap invariant on the way. */
 static th_node *pop(th_heap *h) {
