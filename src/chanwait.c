@@ -3,7 +3,7 @@
  * A receive that finds the queue empty parks its task without the waker
  * protocol: it leaves a ticket in the channel's link table (link.waker =
  * true, link.wslot the task's slot, link.wid the wait's id) and the loop
- * parks the task with no fd (cn_prepark, cn_park_bare). The channel's wake
+ * parks the task with no fd (cn_prepark, cn_park_bare in park.c). The channel's wake
  * (on send and close) sees the true waker and makes that task ready from C
  * through the ticket: a send with nobody waiting still reads one field. A
  * ticket whose wait has ended (timed out, cancelled) no longer matches its
@@ -17,7 +17,10 @@
 
 #include <lauxlib.h>
 
-#include "loop.h"
+#include "chanwait.h"
+#include "park.h"
+#include "run.h"
+#include "task.h"
 
 enum { UP_LOOP = 1, UP_WSLOT, UP_WID, UP_WAKER, UP_RECVT, UP_COUNT_ };
 #define UP(k) lua_upvalueindex(UP_##k)
@@ -32,7 +35,7 @@ static cn_task *ticket_task(lua_State *L, cn_loop *lp, int link) {
   lua_rawget(L, link);
   slot = lua_tointegerx(L, -1, &isnum);
   lua_pop(L, 1);
-  if (!isnum || slot < 0 || slot >= lp->nslots) return NULL;
+  if (!isnum || slot < 0 || slot >= cn_tasks_slots(lp)) return NULL;
   lua_pushvalue(L, UP(WID));
   lua_rawget(L, link);
   wid = lua_tointegerx(L, -1, &isnum);
@@ -84,6 +87,7 @@ static int c_wait(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int has_timeout, busy;
   double timeout = 0;
+  lua_Integer wid = 0;
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 3);
@@ -92,18 +96,18 @@ static int c_wait(lua_State *L) {
   /* When someone waits already, the usual tuple below makes the loop call
    * setwaker, which raises cosock's error for a second waiter, from the loop. */
   busy = link_busy(L, lp, 2);
-  if (!busy && cn_prepark(L, lp, K_RECV, has_timeout, timeout, 0)) {
+  if (!busy && (wid = cn_prepark(L, lp, K_RECV, has_timeout, timeout, 0)) != 0) {
     lua_pushvalue(L, UP(WAKER));
     lua_pushboolean(L, 1);
     lua_rawset(L, 2);
     lua_pushvalue(L, UP(WSLOT));
-    lua_pushinteger(L, lp->pre.slot);
+    lua_pushinteger(L, cn_current_slot(lp));
     lua_rawset(L, 2);
     lua_pushvalue(L, UP(WID));
-    lua_pushinteger(L, lp->pre.waitid);
+    lua_pushinteger(L, wid);
     lua_rawset(L, 2);
     lua_pushvalue(L, 1);
-    return lua_yieldk(L, 1, (lua_KContext)lp->pre.waitid, wait_k);
+    return lua_yieldk(L, 1, (lua_KContext)wid, wait_k);
   }
   lua_pushvalue(L, UP(RECVT));                 /* rx._recvt: {rx}, made by channel.new */
   lua_rawget(L, 1);

@@ -12,7 +12,10 @@
 
 #include <lauxlib.h>
 
-#include "loop.h"
+#include "handle.h"
+#include "park.h"
+#include "run.h"
+#include "task.h"
 
 #define HANDLE_NAME "cosock.thread_handle"
 
@@ -61,9 +64,9 @@ static int h_cancel(lua_State *L) {
   cn_task *t = handle_task(L, lp);
   int failed;
   if (t == NULL) return 0;
-  if (t->slot == lp->current)
+  if (t->slot == cn_current_slot(lp))
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
-  if (t->slot == lp->parking)
+  if (cn_parking(lp, t->slot))
     return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
   if (t->state == T_RUNNING) return 0;         /* being cancelled: a setwaker below cancels again */
   /* Out of every list and not PARKED: no waker and no run started from the
@@ -127,4 +130,8 @@ void cn_handle_open(lua_State *L) {
   lua_pushcclosure(L, h_tostring, 1);
   lua_setfield(L, -2, "__tostring");
   lp->r_handle_mt = luaL_ref(L, LUA_REGISTRYINDEX); /* pops mt */
+}
+
+void cn_handle_free(lua_State *L, cn_loop *lp) {
+  cn_unref(L, &lp->r_handle_mt);
 }

@@ -3,7 +3,8 @@
 
 #include <lauxlib.h>
 
-#include "loop.h"
+#include "metadata.h"
+#include "task.h"
 
 /* What coroutine.status would say of co, seen from L. */
 static const char *co_status(lua_State *L, lua_State *co) {
@@ -47,8 +48,8 @@ static void push_one(lua_State *L, cn_loop *lp, cn_task *t) {
 int cn_get_thread_metadata(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int slot, n = 0;
-  lua_createtable(L, lp->live, 0);
-  for (slot = 0; slot < lp->nslots; slot++) {
+  lua_createtable(L, cn_tasks_live(lp), 0);
+  for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
     cn_task *t = cn_task_get(lp, slot);
     if (t == NULL) continue;
     luaL_checkstack(L, 8, NULL);

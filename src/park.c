@@ -3,7 +3,8 @@
  *
  * A waker is a C closure with upvalues (loop, obj, slot, tag) where tag is
  * waitid * 2 + kind. It is valid for one wait, once: it does nothing when the
- * task has moved on (waitid differs), timed out, or the waker already ran. */
+ * task has moved on (waitid differs), timed out, or the waker already ran.
+ * Owns loop->park: the wait being made, and the wrapper classes. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -11,7 +12,10 @@
 #include <lauxlib.h>
 
 #include "lib/clock.h"
-#include "loop.h"
+#include "park.h"
+#include "run.h"
+#include "task.h"
+#include "waiters.h"
 
 #define ONE_YEAR (365.0 * 24 * 3600)
 
@@ -37,12 +41,8 @@ void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i) {
   int rec;
   if (i >= t->nwait || t->waits[i].fired || t->timed_out || t->waitid == 0) return;
   t->waits[i].fired = 1;
-  if (t->waits[i].native && t->waits[i].fd >= 0) {
-    /* Like a waker that takes itself back: another task may wait on the
-     * wrapper now, before this one runs. */
-    int key = t->waits[i].fd * 2 + t->waits[i].kind;
-    if (lp->natslot[key] == t->slot + 1) lp->natslot[key] = 0;
-  }
+  if (t->waits[i].native && t->waits[i].fd >= 0)
+    cn_fd_release_native(lp, t->waits[i].fd, t->waits[i].kind, t->slot);
   if (t->internal) {                           /* nobody reads the lists */
     if (t->state == T_PARKED) cn_make_ready(lp, t);
     return;
@@ -129,10 +129,10 @@ static void add_wait(lua_State *L, cn_task *t, int obj, int kind, int native) {
 int cn_is_native(lua_State *L, cn_loop *lp, int obj) {
   int i, found = 0;
   const void *mt;
-  if (lp->nnatmt == 0 || !lua_getmetatable(L, obj)) return 0;
+  if (lp->park.nnatmt == 0 || !lua_getmetatable(L, obj)) return 0;
   mt = lua_topointer(L, -1);
   lua_pop(L, 1);
-  for (i = 0; i < lp->nnatmt && !found; i++) found = lp->natmt[i] == mt;
+  for (i = 0; i < lp->park.nnatmt && !found; i++) found = lp->park.natmt[i] == mt;
   return found;
 }
 
@@ -172,14 +172,6 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
   }
 }
 
-/* The value at idx as an fd when it is a plausible one (a wrapper's _fd is a
- * plain field, so anything else is not trusted), else -1. */
-int cn_plausible_fd(lua_State *L, int idx) {
-  int isnum;
-  lua_Integer fd = lua_tointegerx(L, idx, &isnum);
-  return isnum && fd >= 0 && fd < CN_MAX_FD ? (int)fd : -1;
-}
-
 /* Registers native wait i of t on the fd the wrapper at obj cached in _fd. */
 static void register_cached(lua_State *L, cn_loop *lp, cn_task *t, int i, int fd, int obj) {
   cn_fd_register(L, lp, t->slot, i, fd, t->waits[i].kind, obj, obj, CN_FD_NATIVE | CN_FD_CACHED);
@@ -193,18 +185,16 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   int top = lua_gettop(L), native = t->waits[i].native;
   lua_Number fdn;
   int isnum;
-  /* A native wrapper keeps the fd in _fd once known (it clears it when it
+  /* A native wrapper keeps its fd cached once known (the cache goes when it
    * closes or replaces its socket): no getfd() call per wait. The wrapper
    * itself stands for its file in the reuse check (see cn_fd_register). */
-  if (native && lua_getfield(L, obj, "_fd") == LUA_TNUMBER) {
-    int fd = cn_plausible_fd(L, -1);
+  if (native) {
+    int fd = cn_fd_cached(L, obj);
     if (fd >= 0) {
       register_cached(L, lp, t, i, fd, obj);
-      lua_settop(L, top);
       return;
     }
   }
-  lua_settop(L, top);
   if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return; }
   if (!native && lua_getfield(L, obj, "_wake") == LUA_TNIL) {
     cn_push_label(L, lp, t->slot);
@@ -226,10 +216,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
     cn_fd_register(L, lp, t->slot, i, (int)fdn, t->waits[i].kind, obj, native ? obj : top + 1,
                    native ? CN_FD_NATIVE : 0);
     t->waits[i].fd = (int)fdn;
-    if (native) {                                /* an integer: cheap to read back */
-      lua_pushinteger(L, (lua_Integer)fdn);
-      lua_setfield(L, obj, "_fd");
-    }
+    if (native) cn_fd_cache(L, obj, (int)fdn);
   } else if (native) {
     cn_deliver(L, lp, t, i);
   }
@@ -263,16 +250,26 @@ static void arm_timer(cn_loop *lp, cn_task *t) {
   cn_timer_arm(lp, t, cn_clock_now() + (timeout > 0 ? timeout : 0));
 }
 
-int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int polled) {
-  if (lp->current < 0 || lp->current_co != L || !lua_isyieldable(L)) return 0;
-  lp->pre.slot = lp->current;
-  lp->pre.kind = (unsigned char)kind;
-  lp->pre.has_timeout = (unsigned char)has_timeout;
-  lp->pre.polled = (unsigned char)polled;
-  lp->pre.timeout = timeout;
-  lp->pre.waitid = ++lp->waitids;
-  lp->pre.fd = -1;
-  return 1;
+lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int obj) {
+  cn_task *t = cn_own_task(lp, L);
+  if (t == NULL || !lua_isyieldable(L)) return 0;
+  lp->park.pre.slot = t->slot;
+  lp->park.pre.kind = (unsigned char)kind;
+  lp->park.pre.has_timeout = (unsigned char)has_timeout;
+  lp->park.pre.polled = obj != 0;
+  lp->park.pre.timeout = timeout;
+  lp->park.pre.fd = obj != 0 ? cn_fd_cached(L, obj) : -1;
+  return lp->park.pre.waitid = ++lp->park.waitids;
+}
+
+int cn_prepark_taken(cn_loop *lp, int slot) {
+  int taken = lp->park.pre.slot == slot;
+  lp->park.pre.slot = -1;
+  return taken;
+}
+
+void cn_park_clear(cn_loop *lp) {
+  lp->park.parking = lp->park.pre.slot = -1;
 }
 
 /* Parks task slot on the wrapper at obj for the wait cn_prepark noted. The
@@ -280,24 +277,24 @@ int cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double time
  * keeps nothing; errors are raised as cn_park raises them. */
 void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   cn_task *t = cn_task_get(lp, slot);
-  int kind = lp->pre.kind;
-  lp->parking = slot;
-  lp->nset = 0;
+  int kind = lp->park.pre.kind;
+  lp->park.parking = slot;
+  lp->park.nset = 0;
   t->internal = t->bare = 1;
   t->timed_out = 0;
-  t->has_timeout = lp->pre.has_timeout;
-  t->timeout = lp->pre.timeout;
+  t->has_timeout = lp->park.pre.has_timeout;
+  t->timeout = lp->park.pre.timeout;
   t->nrecvt = kind == K_RECV;
   t->nsendt = kind == K_SEND;
   t->nwait = 0;
   add_wait(L, t, obj, kind, 1);
-  t->waitid = lp->pre.waitid;
+  t->waitid = lp->park.pre.waitid;
   t->state = T_PARKED;
-  lp->nset = 1;
-  if (lp->pre.fd >= 0) register_cached(L, lp, t, 0, lp->pre.fd, obj);
-  else if (lp->pre.polled) find_fd(L, lp, t, 0, obj);
+  lp->park.nset = 1;
+  if (lp->park.pre.fd >= 0) register_cached(L, lp, t, 0, lp->park.pre.fd, obj);
+  else if (lp->park.pre.polled) find_fd(L, lp, t, 0, obj);
   arm_timer(lp, t);
-  lp->parking = -1;
+  lp->park.parking = -1;
 }
 
 /* Parks task slot, whose yield left (recvt, sendt, timeout) at args.. args+2.
@@ -309,8 +306,8 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
   double timeout = 0;
   lua_Integer waitid;
   luaL_checkstack(L, 12, NULL);
-  lp->parking = slot;
-  lp->nset = 0;
+  lp->park.parking = slot;
+  lp->park.nset = 0;
   t->nwait = t->nrecvt = t->nsendt = 0;
   t->has_timeout = 0;
   t->timed_out = 0;
@@ -328,11 +325,11 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
   }
   collect(L, lp, t, rec, args, K_RECV);
   collect(L, lp, t, rec, args + 1, K_SEND);
-  waitid = t->waitid = ++lp->waitids;
+  waitid = t->waitid = ++lp->park.waitids;
   t->state = T_PARKED;
   for (i = 0; i < t->nwait; i++) {
     int obj;
-    if (t->waits[i].native) { lp->nset = i + 1; continue; } /* no Lua protocol */
+    if (t->waits[i].native) { lp->park.nset = i + 1; continue; } /* no Lua protocol */
     lua_rawgeti(L, rec, R_WAIT + i);
     obj = lua_gettop(L);
     lua_getfield(L, obj, "setwaker");          /* obj, setwaker */
@@ -340,7 +337,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
     lua_pushstring(L, cn_kind_name(t->waits[i].kind));
     push_waker(L, slot, waitid, t->waits[i].kind, obj);
     lua_call(L, 3, 0);
-    lp->nset = i + 1;
+    lp->park.nset = i + 1;
     lua_pop(L, 1);
     if (cn_task_get(lp, slot) != t || t->waitid != waitid) {
       lua_settop(L, top);
@@ -353,7 +350,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
     lua_pop(L, 1);
   }
   arm_timer(lp, t);
-  lp->parking = -1;
+  lp->park.parking = -1;
   /* Buffered data counts as readable at once, as in LuaSocket's select. */
   for (i = 0; i < t->nwait && t->state == T_PARKED && !t->internal; i++) {
     if (t->waits[i].kind != K_RECV || t->waits[i].fd < 0) continue;
@@ -383,6 +380,7 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
   cn_timer_disarm(lp, t);
   t->waitid = 0;
   t->nwait = 0;
+  t->timed_out = 0;                            /* (the resumer read it first) */
   if (n == 0) return 0;
   if (t->bare) {                               /* one native wait, no record entries */
     t->bare = 0;
@@ -435,10 +433,10 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
 /* After an error while parking: take back the wakers handed out so far and
  * the fd interest, and drop the task (it cannot wait on what it asked for). */
 void cn_rollback_park(lua_State *L, cn_loop *lp) {
-  cn_task *t = cn_task_get(lp, lp->parking);
+  cn_task *t = cn_task_get(lp, lp->park.parking);
   int i, rec;
-  if (t == NULL) { lp->parking = -1; return; }
-  /* lp->parking stays set: a cancel from the setwaker calls below is refused. */
+  if (t == NULL) { lp->park.parking = -1; return; }
+  /* lp->park.parking stays set: a cancel from the setwaker calls below is refused. */
   cn_push_record(L, lp, t->slot);
   rec = lua_gettop(L);
   for (i = 0; i < t->nwait; i++) {
@@ -446,7 +444,7 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
     lua_rawgeti(L, rec, R_WAIT + i);
     if (t->waits[i].fd >= 0)
       cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, kind, -1, t->waits[i].native);
-    if (i < lp->nset && !t->waits[i].native) {
+    if (i < lp->park.nset && !t->waits[i].native) {
       prepare_unset(L, kind);
       if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
     } else {
@@ -456,5 +454,38 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
   lua_settop(L, rec - 1);
   t->nwait = 0;
   cn_task_free(L, lp, t);
-  lp->parking = -1;
+  lp->park.parking = -1;
+}
+
+/* register_native(mt): objects with this metatable are the project's own
+ * socket wrappers. The loop waits on them without the waker protocol's Lua
+ * calls (setwaker, _wake): it reads their inner_sock's fd and wakes the task
+ * itself. Such a wrapper must call closing(self) before closing its socket. */
+static int l_register_native(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int i;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  for (i = 0; i < lp->park.nnatmt; i++)
+    if (lp->park.natmt[i] == lua_topointer(L, 1)) return 0;
+  if (lp->park.nnatmt == CN_MAX_NATIVE)
+    return luaL_error(L, "cosock: too many native wrapper classes (at most %d)", CN_MAX_NATIVE);
+  cn_push_ref(L, lp->park.r_natives);          /* keeps the metatable, and its address, alive */
+  lua_pushvalue(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lp->park.natmt[lp->park.nnatmt++] = lua_topointer(L, 1);
+  return 0;
+}
+
+void cn_park_open(lua_State *L, cn_loop *lp) {
+  cn_park_clear(lp);
+  lua_newtable(L);                             /* metatable -> true, kept across resets */
+  lp->park.r_natives = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, -2);                        /* loop, module, loop */
+  lua_pushcclosure(L, l_register_native, 1);
+  lua_setfield(L, -2, "register_native");
+}
+
+void cn_park_free(lua_State *L, cn_loop *lp) {
+  cn_unref(L, &lp->park.r_natives);
 }

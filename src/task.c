@@ -1,4 +1,5 @@
-/* task: task slots, the two run lists, and task names for messages. */
+/* task: task slots, the two run lists, the task timers, and task names for
+ * messages. Owns loop->tasks (see task.h). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -6,18 +7,9 @@
 
 #include <lauxlib.h>
 
-#include "loop.h"
+#include "task.h"
 
-const char *cn_kind_name(int kind) {
-  return kind == K_RECV ? "recvr" : "sendr";
-}
-
-cn_task *cn_task_get(cn_loop *lp, int slot) {
-  cn_task *t;
-  if (slot < 0 || slot >= lp->nslots) return NULL;
-  t = lp->slots[slot];
-  return t && t->state != T_FREE ? t : NULL;
-}
+static void list_push(cn_loop *lp, unsigned char which, cn_task *t);
 
 /* Grows the slot table and everything sized by it, so that nothing later in
  * the life of a task needs memory the C side could fail to get. */
@@ -25,39 +17,45 @@ static void reserve_slot(lua_State *L, cn_loop *lp) {
   int cap;
   cn_task **slots;
   int *freeslots;
-  if (lp->nfree > 0 || lp->nslots < lp->capslots) return;
-  cap = lp->capslots ? lp->capslots * 2 : 64;
+  if (lp->tasks.nfree > 0 || lp->tasks.nslots < lp->tasks.capslots) return;
+  cap = lp->tasks.capslots ? lp->tasks.capslots * 2 : 64;
   if (cap < 0 || (size_t)cap > ((size_t)-1) / sizeof *slots) luaL_error(L, "cosock: too many tasks");
-  slots = realloc(lp->slots, (size_t)cap * sizeof *slots);
+  slots = realloc(lp->tasks.slots, (size_t)cap * sizeof *slots);
   if (slots == NULL) luaL_error(L, "cosock: out of memory");
-  lp->slots = slots;
-  freeslots = realloc(lp->freeslots, (size_t)cap * sizeof *freeslots);
+  lp->tasks.slots = slots;
+  freeslots = realloc(lp->tasks.freeslots, (size_t)cap * sizeof *freeslots);
   if (freeslots == NULL) luaL_error(L, "cosock: out of memory");
-  lp->freeslots = freeslots;
+  lp->tasks.freeslots = freeslots;
   /* Each task has at most one armed timer: push can then never fail. */
-  if (th_reserve(&lp->timers, (size_t)cap) != 0) luaL_error(L, "cosock: out of memory");
-  lp->capslots = cap;
+  if (th_reserve(&lp->tasks.timers, (size_t)cap) != 0) luaL_error(L, "cosock: out of memory");
+  lp->tasks.capslots = cap;
 }
 
 int cn_task_reserve(lua_State *L, cn_loop *lp) {
   reserve_slot(L, lp);
-  if (lp->nfree == 0) {
+  if (lp->tasks.nfree == 0) {
     /* Task structs are kept for reuse: no allocation per spawn once warm. */
     cn_task *t = calloc(1, sizeof *t);
     if (t == NULL) luaL_error(L, "cosock: out of memory");
-    t->slot = lp->nslots;
-    lp->slots[lp->nslots] = t;
-    lp->freeslots[lp->nfree++] = lp->nslots++;
+    t->slot = lp->tasks.nslots;
+    lp->tasks.slots[lp->tasks.nslots] = t;
+    lp->tasks.freeslots[lp->tasks.nfree++] = lp->tasks.nslots++;
   }
-  return lp->freeslots[lp->nfree - 1];
+  return lp->tasks.freeslots[lp->tasks.nfree - 1];
 }
 
-cn_task *cn_task_new(cn_loop *lp) {
-  int slot = lp->freeslots[--lp->nfree];
-  cn_task *t = lp->slots[slot];
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int rec, lua_State *co) {
+  int slot = lp->tasks.freeslots[lp->tasks.nfree - 1];
+  cn_task *t = lp->tasks.slots[slot];
+  rec = lua_absindex(L, rec);
+  cn_push_ref(L, lp->tasks.r_tasks);
+  lua_pushvalue(L, rec);
+  lua_rawseti(L, -2, slot);                    /* may raise: nothing is taken yet */
+  lua_pop(L, 1);
+  lp->tasks.nfree--;
   th_node_init(&t->timer);
   t->slot = slot;
-  t->serial = ++lp->serials;
+  t->serial = ++lp->tasks.serials;
   t->waitid = 0;
   t->state = T_READY;
   t->list = L_NONE;
@@ -67,49 +65,77 @@ cn_task *cn_task_new(cn_loop *lp) {
   t->timeout = 0;
   t->last_wake = -1;
   t->sent_by = NULL;
-  lp->live++;
-  cn_list_push(lp, lp->ready, t);
+  t->co = co;
+  lp->tasks.live++;
+  list_push(lp, lp->tasks.ready, t);
   return t;
 }
 
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   if (t->state == T_FREE) return;              /* freed already (must not count twice) */
   cn_timer_disarm(lp, t);
-  th_remove(&lp->timers, &t->timer);
+  th_remove(&lp->tasks.timers, &t->timer);
   cn_list_unlink(lp, t);
   t->state = T_FREE;
   t->waitid = 0;
   t->nwait = 0;
-  lp->live--;
-  lp->freeslots[lp->nfree++] = t->slot;
+  lp->tasks.live--;
+  lp->tasks.freeslots[lp->tasks.nfree++] = t->slot;
   /* Drop the record: the coroutine, its name and its wait objects. */
-  cn_push_ref(L, lp->r_tasks);
+  cn_push_ref(L, lp->tasks.r_tasks);
   lua_pushnil(L);
   lua_rawseti(L, -2, t->slot);
   lua_pop(L, 1);
 }
 
-void cn_free_all(cn_loop *lp) {
-  int i;
-  th_free(&lp->timers); /* before the tasks its nodes live in */
-  for (i = 0; i < lp->nslots; i++) {
-    if (lp->slots[i]) free(lp->slots[i]->waits);
-    free(lp->slots[i]);
-  }
-  free(lp->slots);
-  free(lp->freeslots);
-  lp->slots = NULL;
-  lp->freeslots = NULL;
-  lp->nslots = lp->capslots = lp->nfree = 0;
-  lp->live = lp->narmed = 0;
+static void init_lists(cn_loop *lp) {
+  memset(lp->tasks.lists, 0, sizeof lp->tasks.lists);
+  lp->tasks.lists[L_A].head = lp->tasks.lists[L_A].tail = -1;
+  lp->tasks.lists[L_B].head = lp->tasks.lists[L_B].tail = -1;
+  lp->tasks.ready = L_A;
 }
 
-void cn_list_push(cn_loop *lp, unsigned char which, cn_task *t) {
-  cn_list *l = &lp->lists[which];
+/* Frees every task and timer (C memory only). */
+static void free_all(cn_loop *lp) {
+  int i;
+  th_free(&lp->tasks.timers); /* before the tasks its nodes live in */
+  for (i = 0; i < lp->tasks.nslots; i++) {
+    if (lp->tasks.slots[i]) free(lp->tasks.slots[i]->waits);
+    free(lp->tasks.slots[i]);
+  }
+  free(lp->tasks.slots);
+  free(lp->tasks.freeslots);
+  lp->tasks.slots = NULL;
+  lp->tasks.freeslots = NULL;
+  lp->tasks.nslots = lp->tasks.capslots = lp->tasks.nfree = 0;
+  lp->tasks.live = lp->tasks.narmed = 0;
+  init_lists(lp);
+}
+
+void cn_tasks_init(lua_State *L, cn_loop *lp) {
+  th_init(&lp->tasks.timers);
+  init_lists(lp);
+  lua_newtable(L);
+  lp->tasks.r_tasks = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void cn_tasks_reset(lua_State *L, cn_loop *lp, int tbl) {
+  free_all(lp);
+  lua_pushvalue(L, tbl);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_tasks); /* an existing slot: no allocation */
+}
+
+void cn_tasks_free(lua_State *L, cn_loop *lp) {
+  free_all(lp);
+  cn_unref(L, &lp->tasks.r_tasks);
+}
+
+static void list_push(cn_loop *lp, unsigned char which, cn_task *t) {
+  cn_list *l = &lp->tasks.lists[which];
   t->list = which;
   t->next = -1;
   t->prev = l->tail;
-  if (l->tail >= 0) lp->slots[l->tail]->next = t->slot;
+  if (l->tail >= 0) lp->tasks.slots[l->tail]->next = t->slot;
   else l->head = t->slot;
   l->tail = t->slot;
   l->n++;
@@ -118,53 +144,106 @@ void cn_list_push(cn_loop *lp, unsigned char which, cn_task *t) {
 void cn_list_unlink(cn_loop *lp, cn_task *t) {
   cn_list *l;
   if (t->list == L_NONE) return;
-  l = &lp->lists[t->list];
-  if (t->prev >= 0) lp->slots[t->prev]->next = t->next;
+  l = &lp->tasks.lists[t->list];
+  if (t->prev >= 0) lp->tasks.slots[t->prev]->next = t->next;
   else l->head = t->next;
-  if (t->next >= 0) lp->slots[t->next]->prev = t->prev;
+  if (t->next >= 0) lp->tasks.slots[t->next]->prev = t->prev;
   else l->tail = t->prev;
   l->n--;
   t->list = L_NONE;
   t->prev = t->next = -1;
 }
 
-int cn_list_pop(cn_loop *lp, unsigned char which) {
-  int slot = lp->lists[which].head;
-  if (slot >= 0) cn_list_unlink(lp, lp->slots[slot]);
+static unsigned char wake_list(const cn_loop *lp) {
+  return lp->tasks.ready == L_A ? L_B : L_A;
+}
+
+void cn_lists_swap(cn_loop *lp) {
+  lp->tasks.ready = wake_list(lp);
+}
+
+int cn_wake_pop(cn_loop *lp) {
+  int slot = lp->tasks.lists[wake_list(lp)].head;
+  if (slot >= 0) cn_list_unlink(lp, lp->tasks.slots[slot]);
   return slot;
+}
+
+/* After a failed pass: the tasks it did not get to go back to the front of
+ * the ready list, in their order (they were ready before anything woken in
+ * that pass). */
+void cn_wake_requeue(cn_loop *lp) {
+  cn_list *ready = &lp->tasks.lists[lp->tasks.ready];
+  int slot;
+  while ((slot = lp->tasks.lists[wake_list(lp)].tail) >= 0) {
+    cn_task *t = lp->tasks.slots[slot];
+    cn_list_unlink(lp, t);
+    t->list = lp->tasks.ready;
+    t->prev = -1;
+    t->next = ready->head;
+    if (t->next >= 0) lp->tasks.slots[t->next]->prev = slot;
+    else ready->tail = slot;
+    ready->head = slot;
+    ready->n++;
+  }
 }
 
 /* A parked task becomes ready for the next pass; its timer is disarmed. */
 void cn_make_ready(cn_loop *lp, cn_task *t) {
   cn_timer_disarm(lp, t);
   t->state = T_READY;
-  cn_list_push(lp, lp->ready, t);
+  list_push(lp, lp->tasks.ready, t);
 }
 
 /* Arms t's timer for deadline. A node still queued from an earlier wait
  * stays where it is when it is due no later than deadline (it will be moved
  * when it reaches the top), else it moves up now. th_reserve made room. */
 void cn_timer_arm(cn_loop *lp, cn_task *t, double deadline) {
-  if (!t->armed) lp->narmed++;
+  if (!t->armed) lp->tasks.narmed++;
   t->armed = 1;
   t->deadline = deadline;
-  t->dseq = th_next_seq(&lp->timers);
+  t->dseq = th_next_seq(&lp->tasks.timers);
   if (!th_queued(&t->timer)) {
-    th_push(&lp->timers, &t->timer, deadline);
+    th_push(&lp->tasks.timers, &t->timer, deadline);
     t->dseq = t->timer.seq;
   } else if (deadline < t->timer.when) {
-    th_move(&lp->timers, &t->timer, deadline, t->dseq);
+    th_move(&lp->tasks.timers, &t->timer, deadline, t->dseq);
   }
 }
 
 void cn_timer_disarm(cn_loop *lp, cn_task *t) {
   if (!t->armed) return;
   t->armed = 0;
-  lp->narmed--;
+  lp->tasks.narmed--;
+}
+
+/* Every timer whose deadline passed wakes its task with "timeout". A node
+ * left queued by an ended wait is dropped; one whose task waits again with a
+ * later deadline moves there (see cn_timer_arm). The top may then be due
+ * earlier than any armed deadline: the loop wakes once for nothing. */
+double cn_timers_run(cn_loop *lp, double now) {
+  th_node *n;
+  if (lp->tasks.narmed == 0) return -1;
+  while ((n = th_top(&lp->tasks.timers)) != NULL && n->when <= now) {
+    cn_task *t = (cn_task *)n; /* the node is the first member of the task */
+    if (t->armed && (n->when != t->deadline || n->seq != t->dseq)) {
+      /* re-armed in place: to its real key first, so that a late pass
+       * still fires due timers in deadline order */
+      th_move(&lp->tasks.timers, n, t->deadline, t->dseq);
+      continue;
+    }
+    th_remove(&lp->tasks.timers, n);
+    if (t->armed && t->state == T_PARKED) {
+      t->timed_out = 1;
+      cn_make_ready(lp, t);
+    }
+    cn_timer_disarm(lp, t);
+  }
+  if (lp->tasks.narmed == 0 || (n = th_top(&lp->tasks.timers)) == NULL) return -1;
+  return n->when;
 }
 
 void cn_push_record(lua_State *L, cn_loop *lp, int slot) {
-  cn_push_ref(L, lp->r_tasks);
+  cn_push_ref(L, lp->tasks.r_tasks);
   lua_rawgeti(L, -1, slot);
   lua_remove(L, -2);
 }

@@ -17,16 +17,17 @@
  * the inner object's own values. */
 #include "config.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include <lauxlib.h>
 
 #include "lib/clock.h"
-#include "loop.h"
+#include "luasocket_tcp.h"
+#include "park.h"
+#include "run.h"
+#include "task.h"
+#include "wrapper.h"
 
 /* Upvalue 1 is the loop (LOOP_UPVALUE). Then the field and method names the
  * functions read: pushing an upvalue costs a fraction of interning a C
@@ -34,7 +35,7 @@
 #define KEYS(X) \
   X(INNER_SOCK, "inner_sock") \
   X(WOULDBLOCK, "_wouldblock") X(TOTAL, "total") \
-  X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") X(FD, "_fd") \
+  X(RECVT, "_recvt") X(SENDT, "_sendt") X(CLOSED, "_closed") \
   X(RECEIVE, "receive") X(SEND, "send") \
   X(TIMEOUT, "timeout") X(WANTREAD, "wantread") X(WANTWRITE, "wantwrite") \
   X(CLOSEDERR, "closed") X(TLSEOF, "unexpected eof while reading") X(LINE, "*l") \
@@ -58,12 +59,6 @@ static int wait_kind(lua_State *L, int err, int own) {
 static int rawfield(lua_State *L, int self, int key) {
   lua_pushvalue(L, key);
   return lua_rawget(L, self);
-}
-
-/* The task whose own coroutine is running this call, or NULL (a coroutine
- * the task resumes itself, or no task at all). */
-static cn_task *own_task(lua_State *L, cn_loop *lp) {
-  return lp->current_co == L ? cn_task_get(lp, lp->current) : NULL;
 }
 
 /* The wrapper's timeouts, read raw: a number >= 0 sets one, anything else
@@ -122,10 +117,7 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
   }
   /* The usual case: the loop parks the task on self without a yield tuple
    * (only for the project's wrappers: anything else gets the protocol). */
-  if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, has_block, block, 1)) {
-    rawfield(L, self, KEY(FD));                /* the loop's cache, read here for it */
-    lp->pre.fd = cn_plausible_fd(L, -1);
-    lua_pop(L, 1);
+  if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, has_block, block, self)) {
     lua_pushvalue(L, self);
     return 1;
   }
@@ -167,51 +159,6 @@ static int check_inner(lua_State *L, int self, const char *what) {
   return lua_gettop(L);
 }
 
-/* The head of LuaSocket's t_tcp (3.x): its socket, its io (whose context is
- * the socket field) and its input buffer (whose io points at that io), whose
- * data array (BUF_SIZE bytes) follows; the object's timeout comes next, and
- * the buffer points at it. */
-#define LS_BUF_SIZE 8192
-typedef struct ls_tcp_head {
-  int sock;
-  struct { void *ctx; void (*fn[3])(void); } io;
-  struct { double birthday; size_t sent, received; void *io, *tm; size_t first, last; } buf;
-} ls_tcp_head;
-#define LS_DATA (offsetof(ls_tcp_head, buf.last) + sizeof(size_t))
-
-/* The address of inner's t_tcp when inner is one of LuaSocket's connected
- * TCP objects (its metatable is LuaSocket's tcp{client}) laid out as above:
- * the three pointers the object holds into itself are where that layout puts
- * them. NULL for anything else (the caller then uses the inner's methods).
- * An object proven once stays one: LuaSocket never changes a client's class,
- * and closing it only sets its socket to -1. */
-static char *tcp_object(lua_State *L, cn_loop *lp, int inner) {
-  const void *mt;
-  char *ud = lua_touserdata(L, inner);
-  ls_tcp_head h;
-  if (ud == NULL || !lua_getmetatable(L, inner)) return NULL;
-  mt = lua_topointer(L, -1);
-  lua_pop(L, 1);
-  if (lp->tcp_mt == NULL) {                    /* LuaSocket's own name for the class */
-    lua_getfield(L, LUA_REGISTRYINDEX, "tcp{client}");
-    if (lua_istable(L, -1)) lp->tcp_mt = lua_topointer(L, -1);
-    lua_pop(L, 1);
-  }
-  if (mt != lp->tcp_mt || lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return NULL;
-  memcpy(&h, ud, sizeof h);
-  if (h.io.ctx != (void *)ud || h.buf.io != (void *)(ud + offsetof(ls_tcp_head, io)) ||
-      h.buf.tm != (void *)(ud + LS_DATA + LS_BUF_SIZE))
-    return NULL;
-  return ud;
-}
-
-/* Stores the buffer's window and its count of bytes taken into the object. */
-static void tcp_set_buffer(char *ud, size_t first, size_t last, size_t received) {
-  memcpy(ud + offsetof(ls_tcp_head, buf.first), &first, sizeof first);
-  memcpy(ud + offsetof(ls_tcp_head, buf.last), &last, sizeof last);
-  memcpy(ud + offsetof(ls_tcp_head, buf.received), &received, sizeof received);
-}
-
 /* ---- receive ----------------------------------------------------------------
  * Stack while it runs: 1 self, 2 pattern, 3 partial (the prefix at first),
  * 4 inner, 5 err, 6 deadline. */
@@ -240,7 +187,7 @@ static int receive_fail(lua_State *L) {
 }
 
 /* The inner receive failed with err: wait and try again, or give up. tcp:
- * the inner is a LuaSocket TCP object (tcp_object), kept for the retry. */
+ * the inner is a LuaSocket TCP object (cn_ls_tcp), kept for the retry. */
 static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
   int kind = wait_kind(L, RV_ERR, K_RECV), n;
   if (kind >= 0) {
@@ -285,45 +232,24 @@ static void push_line(lua_State *L, const char *s, size_t len) {
 }
 
 /* A line receive on a LuaSocket TCP object, done here in LuaSocket's own
- * buffer as its receive("*l") does it: take a whole line from the buffer,
- * refilling the buffer with one recv() when it is empty. Its state (window,
- * bytes taken) stays LuaSocket's, so its receive, dirty and getstats go on
- * from there. Returns 1 with the line pushed; 0 when the socket has nothing
- * (err and partial stored as LuaSocket leaves them); -1 when LuaSocket's
- * receive must run (other patterns, another object, a partial line, the peer
- * closing or an error: it meets them and reports them in its own words). */
-static int receive_direct(lua_State *L, char *ud) {
-  ls_tcp_head h;
-  char *data = ud + LS_DATA;
-  const char *nl;
-  size_t first, last, len;
-  memcpy(&h, ud, sizeof h);
-  if (h.sock < 0 || !lua_isnil(L, RV_PATTERN)) return -1;
-  first = h.buf.first;
-  last = h.buf.last;
-  if (last > LS_BUF_SIZE) return -1;           /* not a window of that array: not ours to read */
-  if (first >= last) {
-    ssize_t n;
-    do n = recv(h.sock, data, LS_BUF_SIZE, 0); while (n < 0 && errno == EINTR);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      lua_pushvalue(L, KEY(TIMEOUT));          /* LuaSocket's would-block error */
-      lua_replace(L, RV_ERR);
-      return 0;
-    }
-    if (n <= 0) return -1;
-    first = 0;
-    last = (size_t)n;
-    tcp_set_buffer(ud, first, last, h.buf.received);
+ * buffer as its receive("*l") does it (luasocket_tcp.c). Returns 1 with the
+ * line pushed; 0 when the socket has nothing (err stored as LuaSocket's
+ * would-block error); -1 when LuaSocket's receive must run (another pattern,
+ * a partial line, the peer closing, an error). */
+static int receive_direct(lua_State *L, char *tcp) {
+  const char *line;
+  size_t len;
+  int got;
+  if (!lua_isnil(L, RV_PATTERN)) return -1;
+  got = cn_ls_peek_line(tcp, &line, &len);
+  if (got == 0) {
+    lua_pushvalue(L, KEY(TIMEOUT));            /* LuaSocket's would-block error */
+    lua_replace(L, RV_ERR);
+  } else if (got > 0) {
+    push_line(L, line, len);                   /* may raise: the line stays buffered */
+    cn_ls_take(tcp, len + 1);                  /* the '\n' is taken too */
   }
-  nl = memchr(data + first, '\n', last - first);
-  if (nl == NULL) return -1;
-  len = (size_t)(nl - (data + first));
-  push_line(L, data + first, len);
-  h.buf.received += len + 1;                   /* the '\n' is taken too */
-  first += len + 1;
-  if (first >= last) first = last = 0;
-  tcp_set_buffer(ud, first, last, h.buf.received);
-  return 1;
+  return got;
 }
 
 /* One try of the inner receive with what the stack holds (tcp as for
@@ -393,8 +319,8 @@ static int w_receive(lua_State *L) {
   check_inner(L, RV_SELF, "receive");          /* at RV_INNER */
   lua_pushnil(L);                              /* err */
   lua_pushnil(L);                              /* deadline */
-  tcp = tcp_object(L, lp, RV_INNER);
-  if ((t = own_task(L, lp)) != NULL && t->sent_by == lua_topointer(L, RV_SELF)) {
+  tcp = cn_ls_tcp(L, lp, RV_INNER);
+  if ((t = cn_own_task(lp, L)) != NULL && t->sent_by == lua_topointer(L, RV_SELF)) {
     int wait_first;
     timeouts tm;
     t->sent_by = NULL;
@@ -404,9 +330,7 @@ static int w_receive(lua_State *L) {
      * if the first try had failed with the inner object's would-block error. */
     read_timeouts(L, RV_SELF, &tm);
     if ((wait_first = may_wait(&tm)) != 0 && tcp != NULL) {
-      ls_tcp_head h;                           /* LuaSocket's buffer, read */
-      memcpy(&h, tcp, sizeof h);
-      wait_first = h.buf.first >= h.buf.last;
+      wait_first = !cn_ls_buffered(tcp);       /* LuaSocket's buffer, read */
     } else if (wait_first) {
       wait_first = !cn_dirty(L, RV_INNER);
     }
@@ -458,33 +382,21 @@ static int send_try(lua_State *L, int start) {
   return 0;
 }
 
-/* A whole-string send on a LuaSocket TCP object, written to its fd here: what
- * LuaSocket's send would do (it keeps no output buffer), without the method
- * call. Returns 1 with the result pushed; 0 when part of it must wait (err and
- * last stored, as send_try leaves them); -1 when LuaSocket's send must run
- * instead (other arguments, another object, or an error: it then meets the
- * error again and reports it in its own words). */
+/* A whole-string send on a LuaSocket TCP object, written to its fd here
+ * (luasocket_tcp.c): what LuaSocket's send would do, without the method
+ * call. Returns 1 with the result pushed; 0 when part of it must wait (err
+ * and last stored, as send_try leaves them); -1 when LuaSocket's send must
+ * run instead (other arguments, another object, or an error: it then meets
+ * the error again and reports it in its own words). */
 static int send_direct(lua_State *L, cn_loop *lp) {
   size_t len;
   const char *data;
-  ssize_t n;
-  ls_tcp_head h;
+  long n;
   char *tcp;
-  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || (tcp = tcp_object(L, lp, SD_INNER)) == NULL)
+  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || (tcp = cn_ls_tcp(L, lp, SD_INNER)) == NULL)
     return -1;
-  memcpy(&h, tcp, sizeof h);
-  if (h.sock < 0) return -1;                   /* closed */
   data = lua_tolstring(L, SD_DATA, &len);
-  if (len == 0) return -1;
-  do n = send(h.sock, data, len, 0); while (n < 0 && errno == EINTR);
-  if (n < 0) {
-    if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-    n = 0;
-  }
-  if (n > 0) {                                 /* LuaSocket's count, as its send keeps it */
-    h.buf.sent += (size_t)n;
-    memcpy(tcp + offsetof(ls_tcp_head, buf.sent), &h.buf.sent, sizeof h.buf.sent);
-  }
+  if (len == 0 || (n = cn_ls_send(tcp, data, len)) < 0) return -1;
   if ((size_t)n == len) {
     lua_pushnumber(L, (lua_Number)len);        /* LuaSocket's result is a float */
     return 1;
@@ -532,7 +444,7 @@ static int w_send(lua_State *L) {
   lua_pushnil(L);                              /* deadline */
   {
     cn_loop *lp = cn_loop_get(L);
-    cn_task *t = own_task(L, lp);
+    cn_task *t = cn_own_task(lp, L);
     int done = send_direct(L, lp);
     if (done < 0) done = send_try(L, SD_I);
     /* The next receive on self in this task waits first (see w_receive). */

@@ -20,8 +20,8 @@
 ---   _recvt, _sendt          the `{self}` wait tables, reused by every wait
 ---   _recvr_waker, _sendr_waker  the wakers the loop gave (waker protocol)
 ---   _closed                 true after close(): a later park is woken at once
----   _fd                     the inner socket's fd, cached by the loop (cleared by
----                           close and setfd)
+--- (The loop also caches the inner socket's fd in the wrapper, under a key only
+--- src/waiters.c has; close and setfd ask it to forget it.)
 ---   _wouldblock             the error the inner receive gives when it would block,
 ---                           when it is not LuaSocket's "timeout" (tls: "wantread")
 --- src/wrapper.c reads every field raw (never through the method table).
@@ -33,7 +33,7 @@ local M = {}
 -- The loop's C core: receive, send and wait (src/wrapper.c), and its fast
 -- path for our own wrappers (see M.methods and M.close).
 local core = require "cosock.core"
-local closing = core.closing
+local closing, forget_fd = core.closing, core.forget_fd
 local wake_native = core.wake
 
 local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
@@ -112,11 +112,9 @@ end
 function M.close(self)
   local inner = self.inner_sock
   self._closed = true
-  self._fd = nil
   -- The loop wakes the tasks it parked on this socket itself (without the
   -- wakers below) and forgets the fd while it is still open.
-  local fd = inner:getfd()
-  if fd and fd >= 0 then closing(fd) end
+  closing(self)
   local a, b = inner:close()
   local fn = self._recvr_waker
   if fn ~= nil then self._recvr_waker = nil; fn() end
@@ -204,10 +202,10 @@ function M.native(mt)
   return mt
 end
 
---- setfd(fd): LuaSocket's setfd; forgets the fd the loop cached in _fd.
+--- setfd(fd): LuaSocket's setfd; the loop forgets the fd it cached.
 function M.setfd(self, ...)
   local inner = self.inner_sock
-  self._fd = nil
+  forget_fd(self)
   return copy_class(self, inner, inner:setfd(...))
 end
 

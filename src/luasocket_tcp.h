@@ -1,0 +1,42 @@
+/* luasocket_tcp: direct access to LuaSocket's connected TCP objects, for the
+ * wrappers' fast paths (luasocket_tcp.c owns loop->ls). Everything that
+ * depends on LuaSocket's private memory layout is in luasocket_tcp.c. */
+#ifndef COSOCK_LUASOCKET_TCP_H
+#define COSOCK_LUASOCKET_TCP_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+#include "loop.h"
+
+/* Reads the environment switch (COSOCK_NO_FAST_PATH) once, at load. */
+void cn_ls_init(cn_loop *lp);
+/* Whether the fast paths may run (built in and not switched off). */
+int cn_ls_enabled(const cn_loop *lp);
+
+/* The object at inner when it is one of LuaSocket's connected TCP objects
+ * laid out as checked (a "tcp object" below), else NULL: the caller then
+ * uses its methods. NULL always while the fast paths are off. */
+char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner);
+
+/* Whether LuaSocket's input buffer of tcp holds data. */
+int cn_ls_buffered(const char *tcp);
+
+/* A whole line at the front of tcp's input buffer, refilling the buffer
+ * with one recv() when it is empty: returns 1 with the line's start and
+ * length (without the newline; CRs still in); the caller copies it, then
+ * calls cn_ls_take(tcp, len + 1).
+ * 0: the socket has nothing now (LuaSocket would say "timeout"). -1: no whole
+ * line (a partial one, the peer closing, an error): LuaSocket's receive must
+ * run; it meets the same state and reports it in its own words. */
+int cn_ls_peek_line(char *tcp, const char **line, size_t *len);
+/* Takes n bytes off the front of the buffer, counting them as received. */
+void cn_ls_take(char *tcp, size_t n);
+
+/* Writes data to tcp's socket as LuaSocket's send would (counting the bytes
+ * in its sent total): returns how many went (0 when the socket would block),
+ * or -1 when LuaSocket's send must run (a closed object, an error). */
+long cn_ls_send(char *tcp, const char *data, size_t len);
+
+#endif

@@ -1,0 +1,9 @@
+/* metadata: cosock.get_thread_metadata (metadata.c). */
+#ifndef COSOCK_METADATA_H
+#define COSOCK_METADATA_H
+
+#include <lua.h>
+
+int cn_get_thread_metadata(lua_State *L);
+
+#endif

@@ -1,0 +1,55 @@
+/* park: what happens when a task yields and when its wait ends (park.c owns
+ * loop->park and the wait fields of each task). */
+#ifndef COSOCK_PARK_H
+#define COSOCK_PARK_H
+
+#include <lua.h>
+
+#include "task.h"
+
+/* Parks task slot, whose yield left (recvt, sendt, timeout, mark) at
+ * args .. args+3; rec is the index of its record. Raises a Lua error on bad
+ * input (run's recovery then calls cn_rollback_park). */
+void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec);
+/* Ends t's wait: disarms its timer, drops its fd interest, makes its wakers
+ * stale, calls setwaker(kind, nil) on what it waited on. rec: its record's
+ * index, or 0 to look it up. With protected_calls the first error of those
+ * calls is left on the stack (returns 1); otherwise errors propagate. */
+int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int rec);
+/* After an error while parking: undoes the half-made wait and drops the
+ * task (nothing when no wait is being made). */
+void cn_rollback_park(lua_State *L, cn_loop *lp);
+/* Wait i of t is ready: list its object once and make the task ready. */
+void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
+
+/* For the project's wrappers and channels. When L is the coroutine of the
+ * task the loop is resuming and may yield, notes a wait for kind with an
+ * optional timeout and returns its wait id (> 0): the caller then yields one
+ * value, and the loop parks the task with cn_park_bare (no yield tuple to
+ * read, no record entries). obj: the index of the wrapper to poll, or 0 for
+ * a wait that only a direct wake (cn_deliver) or the timeout ends. Returns 0
+ * otherwise (the caller yields the usual tuple). */
+lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int obj);
+/* Called by run after resuming slot: true when that resume ended in a wait
+ * noted by cn_prepark; forgets the note either way. */
+int cn_prepark_taken(cn_loop *lp, int slot);
+/* Parks slot on the object at obj, as its cn_prepark noted. */
+void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
+/* Forgets any half-made wait (run calls it as it starts). */
+void cn_park_clear(cn_loop *lp);
+/* True while slot's wait is being made (a cancel must wait). */
+static inline int cn_parking(const cn_loop *lp, int slot) { return lp->park.parking == slot; }
+
+/* Whether the socket object at inner has buffered data: its dirty() if it
+ * has one, else false. */
+int cn_dirty(lua_State *L, int inner);
+/* True when the value at obj is one of the project's wrappers (its
+ * metatable was registered with register_native). */
+int cn_is_native(lua_State *L, cn_loop *lp, int obj);
+
+/* Adds register_native to the module table on top (the loop just below it)
+ * and makes the registry slot of the wrapper classes. */
+void cn_park_open(lua_State *L, cn_loop *lp);
+void cn_park_free(lua_State *L, cn_loop *lp);
+
+#endif

@@ -1,0 +1,23 @@
+/* run: cosock.run, the passes of the run loop (run.c owns loop->run). */
+#ifndef COSOCK_RUN_H
+#define COSOCK_RUN_H
+
+#include <lua.h>
+
+#include "task.h"
+
+int cn_run(lua_State *L);
+/* Adds set_stall_hook to the module table on top (the loop just below it). */
+void cn_run_open(lua_State *L, cn_loop *lp);
+void cn_run_free(lua_State *L, cn_loop *lp);
+
+static inline int cn_running(const cn_loop *lp) { return lp->run.running; }
+/* The slot the loop is resuming, -1 when none. */
+static inline int cn_current_slot(const cn_loop *lp) { return lp->run.current; }
+/* The task whose own coroutine L is, while the loop resumes it; NULL in a
+ * coroutine the task resumes itself, or outside the loop. */
+static inline cn_task *cn_own_task(cn_loop *lp, lua_State *L) {
+  return lp->run.current_co == L ? cn_task_get(lp, lp->run.current) : NULL;
+}
+
+#endif

@@ -1,0 +1,115 @@
+/* task: task slots, the two run lists and the task timers (task.c owns
+ * loop->tasks). A task's fields are written by the file named beside them;
+ * task.c also sets every field when a task starts. Its state moves: READY
+ * (task.c, when spawned or woken), RUNNING (run.c while resumed, handle.c
+ * while cancelled), PARKED (park.c), FREE (task.c). A timer that fires marks
+ * the wait timed_out (task.c); ending a wait clears that (park.c). */
+#ifndef COSOCK_TASK_H
+#define COSOCK_TASK_H
+
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "loop.h"
+
+/* Fields of a task's record table (tasks[slot]). */
+enum { R_CO = 1, R_NAME, R_RECVR, R_SENDR, R_WAIT };
+
+enum task_state {
+  T_FREE = 0,   /* slot unused */
+  T_READY,      /* in a run list, will be resumed */
+  T_PARKED,     /* yielded, waiting for a waker, an fd or its timer */
+  T_RUNNING     /* being resumed (or parked) by the loop right now */
+};
+
+enum { L_NONE = 0, L_A = 1, L_B = 2 }; /* which run list a task is linked in */
+
+typedef struct cn_wait {
+  const void *obj;      /* the object (native waits: its identity for core.wake) */
+  int fd;               /* polled fd, -1 when the object is not polled */
+  unsigned char kind;   /* K_RECV or K_SEND */
+  unsigned char native; /* one of the project's wrappers: no Lua protocol calls */
+  unsigned char fired;  /* delivered (native waits) */
+} cn_wait;
+
+typedef struct cn_task {
+  /* task.c: identity, run list links and the timer. The timer stays queued
+   * after a wait ends (unarmed) and a later wait arms it again in place when
+   * that deadline is not earlier, so a socket timeout costs no heap work per
+   * wait; the node moves to its real deadline, or goes, when it reaches the
+   * top (cn_timers_run). */
+  th_node timer;
+  double deadline;          /* when armed: the real deadline, >= timer.when */
+  uint64_t dseq;            /* ... and its tie-breaker */
+  unsigned char armed;
+  int slot;
+  uint64_t serial;          /* unique per spawn, never reused: handle identity */
+  unsigned char state;
+  unsigned char list;       /* L_NONE, L_A, L_B */
+  int prev, next;           /* run list links (slot numbers, -1 ends) */
+  lua_State *co;            /* its coroutine (kept alive by the record) */
+  /* park.c: the current wait. */
+  lua_Integer waitid;       /* unique per wait; 0 while not waiting */
+  unsigned char timed_out;
+  unsigned char has_timeout;
+  unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
+  unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
+  cn_wait *waits;
+  int nwait, capwait;
+  int nrecvt, nsendt;       /* objects in the last yield, for metadata */
+  double timeout;           /* the last yielded timeout, for metadata */
+  /* run.c */
+  long long last_wake;      /* os.time() of the last resume, -1 for never */
+  /* wrapper.c */
+  const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
+} cn_task;
+
+/* The task in slot, or NULL unless the slot is in use. */
+static inline cn_task *cn_task_get(cn_loop *lp, int slot) {
+  cn_task *t;
+  if (slot < 0 || slot >= lp->tasks.nslots) return NULL;
+  t = lp->tasks.slots[slot];
+  return t && t->state != T_FREE ? t : NULL;
+}
+
+static inline int cn_tasks_live(const cn_loop *lp) { return lp->tasks.live; }
+static inline int cn_tasks_ready(const cn_loop *lp) {
+  return lp->tasks.lists[lp->tasks.ready].n;
+}
+static inline int cn_timers_armed(const cn_loop *lp) { return lp->tasks.narmed; }
+/* The serial the next task will get. */
+static inline uint64_t cn_tasks_next_serial(const cn_loop *lp) { return lp->tasks.serials + 1; }
+/* One past the highest slot ever used (for a walk over every task). */
+static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }
+
+void cn_tasks_init(lua_State *L, cn_loop *lp);
+/* Forgets every task: the table at index tbl (new, empty) becomes the tasks
+ * table. Cannot fail. */
+void cn_tasks_reset(lua_State *L, cn_loop *lp, int tbl);
+void cn_tasks_free(lua_State *L, cn_loop *lp);   /* everything, for the loop's __gc */
+
+/* Makes sure a slot is free (may raise); returns the slot cn_task_new takes. */
+int cn_task_reserve(lua_State *L, cn_loop *lp);
+/* Takes the reserved slot for the record at index rec (may raise before
+ * taking it); the new task is ready for the next pass. */
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int rec, lua_State *co);
+void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t);
+void cn_push_record(lua_State *L, cn_loop *lp, int slot);
+void cn_push_label(lua_State *L, cn_loop *lp, int slot); /* task name for messages */
+
+/* Run lists: the ready list fills while the wake list drains. */
+void cn_make_ready(cn_loop *lp, cn_task *t);    /* a parked task, for the next pass */
+void cn_list_unlink(cn_loop *lp, cn_task *t);
+void cn_lists_swap(cn_loop *lp);                /* the ready list becomes the wake list */
+int cn_wake_pop(cn_loop *lp);                   /* next slot to resume this pass, or -1 */
+void cn_wake_requeue(cn_loop *lp);              /* unresumed wake list back in front */
+
+/* Timers */
+void cn_timer_arm(cn_loop *lp, cn_task *t, double deadline);
+void cn_timer_disarm(cn_loop *lp, cn_task *t);
+/* Makes every task whose deadline passed ready (timed out); returns the
+ * earliest remaining deadline, or -1 when no timer is armed. */
+double cn_timers_run(cn_loop *lp, double now);
+
+#endif

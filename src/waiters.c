@@ -1,0 +1,417 @@
+/* waiters: the waiter index, which objects wait on which fd, kept from pass
+ * to pass, and the poller behind it. Owns loop->waiters, the tables fdsets
+ * and inner, and the fd cache kept in the project's wrappers.
+ *
+ * Interest persists: a wait adds to fdcount[fd*2+kind]; the poller learns
+ * about an fd the moment its first wait arrives, and about the end of
+ * interest only at the end of the pass (cn_fd_apply), so a task that waits on
+ * the same socket again costs no system call. Work per pass grows with what
+ * is waited on and ready, never with the number of parked tasks.
+ *
+ * Two kinds of waiters share an fd:
+ * - objects that speak the waker protocol: fdsets[fd*2+kind] = {obj = waits},
+ *   and the loop calls obj:_wake(kind) when the fd is ready;
+ * - the project's own socket wrappers (their metatable is registered as
+ *   native): at most one task per fd and kind, kept in natslot/natwait, woken
+ *   directly from C without any Lua call. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "park.h"
+#include "task.h"
+#include "waiters.h"
+
+static void *grow(lua_State *L, void *p, size_t oldn, size_t n, size_t size) {
+  char *q = realloc(p, n * size);
+  if (q == NULL) luaL_error(L, "cosock: out of memory");
+  memset(q + oldn * size, 0, (n - oldn) * size);
+  return q;
+}
+
+static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
+  size_t old = (size_t)lp->waiters.nfd, n = old ? old : 64;
+  if (fd >= CN_MAX_FD) luaL_error(L, "cosock: descriptor %d is too large", fd);
+  while (n <= (size_t)fd) n *= 2;
+  /* Each array is replaced as soon as it grows, so a failure leaves the old
+   * ones valid; nfd moves only when all of them are big enough. */
+  lp->waiters.fdcount = grow(L, lp->waiters.fdcount, 2 * old, 2 * n, sizeof *lp->waiters.fdcount);
+  lp->waiters.natslot = grow(L, lp->waiters.natslot, 2 * old, 2 * n, sizeof *lp->waiters.natslot);
+  lp->waiters.natwait = grow(L, lp->waiters.natwait, 2 * old, 2 * n, sizeof *lp->waiters.natwait);
+  lp->waiters.fdflag = grow(L, lp->waiters.fdflag, old, n, sizeof *lp->waiters.fdflag);
+  lp->waiters.fdobj = grow(L, (void *)lp->waiters.fdobj, old, n, sizeof *lp->waiters.fdobj);
+  /* dirty[] holds each fd at most once (fdflag): nfd entries always do. */
+  lp->waiters.dirty = grow(L, lp->waiters.dirty, old, n, sizeof *lp->waiters.dirty);
+  lp->waiters.nfd = (int)n;
+}
+
+/* Pushes fdsets[key], creating it when create is set (else pushes nil). */
+static void push_set(lua_State *L, cn_loop *lp, int key, int create) {
+  cn_push_ref(L, lp->waiters.r_fdsets);            /* sets */
+  if (lua_rawgeti(L, -1, key) == LUA_TNIL && create) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, key);               /* sets, set */
+  }
+  lua_remove(L, -2);
+}
+
+/* True when inner (a socket object) is not the one last seen on fd. The
+ * table holds its values weakly: a collected socket reads as "not the same". */
+static int new_file(lua_State *L, cn_loop *lp, int fd, int inner) {
+  int same;
+  cn_push_ref(L, lp->waiters.r_inner);
+  lua_rawgeti(L, -1, fd);
+  same = lua_rawequal(L, -1, inner);
+  lua_pop(L, 2);
+  return !same;
+}
+
+/* Remembers inner as the object on fd (once the poller has it). fdobj keeps
+ * the address too, for the shortcut in cn_fd_register. */
+static void remember_file(lua_State *L, cn_loop *lp, int fd, int inner) {
+  cn_push_ref(L, lp->waiters.r_inner);
+  lua_pushvalue(L, inner);
+  lua_rawseti(L, -2, fd);
+  lua_pop(L, 1);
+  lp->waiters.fdobj[fd] = lua_topointer(L, inner);
+}
+
+/* Adds wait i of task slot on fd for kind: the object is at index obj, its
+ * socket at index inner. Raises a Lua error, before changing anything, when
+ * the poller refuses the fd or a native wrapper already has a waiter. */
+void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj,
+                    int inner, int how) {
+  int key = fd * 2 + kind, force, want, native = how & CN_FD_NATIVE;
+  const void *id;
+  obj = lua_absindex(L, obj);
+  inner = lua_absindex(L, inner);
+  if (fd >= lp->waiters.nfd) grow_fds(L, lp, fd);
+  if (native && lp->waiters.natslot[key] != 0)
+    luaL_error(L, "%s waker already set, sockets can only block one thread per waker kind",
+               cn_kind_name(kind));
+  /* Another socket on a watched fd number may be a different file that reuses
+   * the number of a closed one, which epoll dropped by itself: tell the poller
+   * again. The same socket waiting again costs nothing. */
+  /* A wrapper with a cached fd was registered on it before (the cache is
+   * only filled then), so if the last object seen there has its address,
+   * that object is this live wrapper: no other can have taken its place. */
+  id = lua_topointer(L, inner);
+  if ((how & CN_FD_CACHED) && lp->waiters.fdobj[fd] == id) force = 0;
+  else {
+    luaL_checkstack(L, 4, NULL);
+    force = new_file(L, lp, fd, inner);
+  }
+  want = cn_poller_get(&lp->waiters.poller, fd) | (kind == K_RECV ? CN_READ : CN_WRITE);
+  if (force || want != cn_poller_get(&lp->waiters.poller, fd)) {
+    if (cn_poller_set(&lp->waiters.poller, fd, want, force) != 0) {
+      int err = errno;
+      luaL_checkstack(L, 4, NULL);
+      cn_push_label(L, lp, slot);
+      if (err == ERANGE)
+        luaL_error(L, "descriptor too large for set size (fd %d of task %s does not fit the %s poller)",
+                   fd, lua_tostring(L, -1), lp->waiters.poller.backend->name);
+      luaL_error(L, "cosock: cannot poll fd %d of task %s: %s", fd, lua_tostring(L, -1), strerror(err));
+    }
+  }
+  if (force) remember_file(L, lp, fd, inner);
+  else lp->waiters.fdobj[fd] = id;                 /* the same live object */
+  if (native) {
+    lp->waiters.natslot[key] = slot + 1;
+    lp->waiters.natwait[key] = i;
+  } else {
+    lua_Integer c;
+    luaL_checkstack(L, 4, NULL);
+    push_set(L, lp, key, 1);               /* set */
+    lua_pushvalue(L, obj);
+    lua_rawget(L, -2);
+    c = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    lua_pushvalue(L, obj);
+    lua_pushinteger(L, c + 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  if (lp->waiters.fdcount[fd * 2] + lp->waiters.fdcount[fd * 2 + 1] == 0) lp->waiters.nwaitfds++;
+  lp->waiters.fdcount[key]++;
+}
+
+/* Removes a wait registered by cn_fd_register (obj: the object's index). */
+void cn_fd_unregister(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int native) {
+  int key = fd * 2 + kind;
+  if (fd < 0 || fd >= lp->waiters.nfd || lp->waiters.fdcount[key] == 0) return;
+  if (native) {
+    if (lp->waiters.natslot[key] == slot + 1) lp->waiters.natslot[key] = 0;
+  } else {
+    lua_Integer c;
+    obj = lua_absindex(L, obj);
+    push_set(L, lp, key, 0);               /* set or nil */
+    if (lua_istable(L, -1)) {
+      lua_pushvalue(L, obj);
+      lua_rawget(L, -2);
+      c = lua_tointeger(L, -1) - 1;
+      lua_pop(L, 1);
+      lua_pushvalue(L, obj);
+      if (c > 0) lua_pushinteger(L, c); else lua_pushnil(L);
+      lua_rawset(L, -3);
+    }
+    lua_pop(L, 1);
+  }
+  if (--lp->waiters.fdcount[key] == 0) {
+    if (lp->waiters.fdcount[fd * 2] + lp->waiters.fdcount[fd * 2 + 1] == 0) lp->waiters.nwaitfds--;
+    if (!lp->waiters.fdflag[fd]) {
+      lp->waiters.fdflag[fd] = 1;
+      lp->waiters.dirty[lp->waiters.ndirty++] = fd;
+    }
+  }
+}
+
+/* Ends the poller's interest in what nobody waits on any more. */
+void cn_fd_apply(cn_loop *lp) {
+  int i;
+  for (i = 0; i < lp->waiters.ndirty; i++) {
+    int fd = lp->waiters.dirty[i];
+    int want = (lp->waiters.fdcount[fd * 2] ? CN_READ : 0) | (lp->waiters.fdcount[fd * 2 + 1] ? CN_WRITE : 0);
+    lp->waiters.fdflag[fd] = 0;
+    /* Removing interest cannot fail in a way that matters: a closed fd has
+     * already left the kernel's set. */
+    cn_poller_set(&lp->waiters.poller, fd, want & cn_poller_get(&lp->waiters.poller, fd), 0);
+  }
+  lp->waiters.ndirty = 0;
+}
+
+/* Wakes what waits on fd for kind: the native waiter directly, then every
+ * protocol object through obj:_wake(kind). */
+static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
+  int key = fd * 2 + kind, top, nobj = 0, j;
+  int others = lp->waiters.fdcount[key];
+  if (lp->waiters.natslot[key] != 0) {
+    cn_task *t = cn_task_get(lp, lp->waiters.natslot[key] - 1);
+    others--;
+    if (t != NULL) cn_deliver(L, lp, t, lp->waiters.natwait[key]);
+  }
+  if (others <= 0) return;
+  top = lua_gettop(L);
+  push_set(L, lp, key, 0);                  /* set */
+  if (!lua_istable(L, -1)) { lua_settop(L, top); return; }
+  /* Collect first: a _wake may change the set. */
+  lua_pushnil(L);
+  while (lua_next(L, top + 1)) {            /* set, objs..., obj, count */
+    lua_pop(L, 1);
+    luaL_checkstack(L, 3, NULL);
+    lua_pushvalue(L, -1);                   /* set, objs..., obj, obj */
+    lua_insert(L, -2);
+    nobj++;
+  }
+  for (j = 0; j < nobj; j++) {
+    int o = top + 2 + j;
+    if (lua_getfield(L, o, "_wake") == LUA_TNIL)
+      luaL_error(L, "non-wakeable socket (an object polled for %s has no _wake method)",
+                 cn_kind_name(kind));
+    lua_pushvalue(L, o);
+    lua_pushstring(L, cn_kind_name(kind));
+    lua_call(L, 2, 0);
+  }
+  lua_settop(L, top);
+}
+
+static void dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n) {
+  int i, kind;
+  for (i = 0; i < n; i++) {
+    int fd = ev[i].fd;
+    if (fd < 0 || fd >= lp->waiters.nfd) continue;
+    for (kind = K_RECV; kind <= K_SEND; kind++) {
+      int bit = kind == K_RECV ? CN_READ : CN_WRITE;
+      if ((ev[i].events & bit) && lp->waiters.fdcount[fd * 2 + kind] > 0) wake_key(L, lp, fd, kind);
+    }
+  }
+}
+
+int cn_fd_poll(lua_State *L, cn_loop *lp, double timeout) {
+  cn_event *ev;
+  int n = cn_poller_wait(&lp->waiters.poller, timeout, &ev);
+  if (n < 0) return -1;
+  dispatch(L, lp, ev, n);
+  return 0;
+}
+
+void cn_fd_release_native(cn_loop *lp, int fd, int kind, int slot) {
+  int key = fd * 2 + kind;
+  if (fd < lp->waiters.nfd && lp->waiters.natslot[key] == slot + 1) lp->waiters.natslot[key] = 0;
+}
+
+/* fd is about to be closed: wake everything that waits on it (their next call
+ * reports the close) and drop it from the poller while it is still open. */
+static void fd_closing(lua_State *L, cn_loop *lp, int fd) {
+  cn_event ev;
+  if (fd < 0 || fd >= lp->waiters.nfd) return;
+  ev.fd = fd;
+  ev.events = CN_READ | CN_WRITE;
+  dispatch(L, lp, &ev, 1);
+  cn_poller_set(&lp->waiters.poller, fd, 0, 0);
+  lp->waiters.fdobj[fd] = NULL;
+}
+
+/* ---- the fd cache of the project's wrappers -------------------------------
+ * Kept in the wrapper table under a light userdata key only this file has
+ * (no Lua code reads or writes it by name): written when the loop first
+ * registers the wrapper's socket, read on every later wait, dropped by
+ * closing() and forget_fd(). Still a value in a table a program can reach
+ * with next(), so only a plausible fd is trusted. */
+static const char fd_key = 0;
+
+int cn_fd_cached(lua_State *L, int obj) {
+  int isnum = 0;
+  lua_Integer fd = 0;
+  if (lua_rawgetp(L, obj, &fd_key) == LUA_TNUMBER) fd = lua_tointegerx(L, -1, &isnum);
+  lua_pop(L, 1);
+  return isnum && fd >= 0 && fd < CN_MAX_FD ? (int)fd : -1;
+}
+
+void cn_fd_cache(lua_State *L, int obj, int fd) {
+  obj = lua_absindex(L, obj);
+  if (fd >= 0) lua_pushinteger(L, fd);
+  else lua_pushnil(L);
+  lua_rawsetp(L, obj, &fd_key);
+}
+
+/* ---- life of the index ----------------------------------------------------- */
+
+static void free_arrays(cn_loop *lp) {
+  free(lp->waiters.fdcount);
+  free(lp->waiters.natslot);
+  free(lp->waiters.natwait);
+  free(lp->waiters.fdflag);
+  free((void *)lp->waiters.fdobj);
+  free(lp->waiters.dirty);
+  lp->waiters.fdcount = lp->waiters.natslot = lp->waiters.natwait = lp->waiters.dirty = NULL;
+  lp->waiters.fdflag = NULL;
+  lp->waiters.fdobj = NULL;
+  lp->waiters.nfd = lp->waiters.ndirty = lp->waiters.nwaitfds = 0;
+}
+
+/* Pushes the two fresh tables (fdsets, inner), or raises. */
+static void new_tables(lua_State *L) {
+  lua_newtable(L);                             /* fdsets */
+  lua_newtable(L);                             /* inner: weak values (see new_file) */
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+}
+
+int cn_waiters_init(lua_State *L, cn_loop *lp, const cn_backend *b) {
+  lp->waiters.backend0 = b;
+  lua_pushboolean(L, 0);                       /* registry slots (a nil would not take one) */
+  lp->waiters.r_fdsets = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);
+  lp->waiters.r_inner = luaL_ref(L, LUA_REGISTRYINDEX);
+  new_tables(L);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_inner);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_fdsets);
+  return cn_poller_init(&lp->waiters.poller, b);
+}
+
+int cn_waiters_reset(lua_State *L, cn_loop *lp) {
+  cn_poller fresh;
+  new_tables(L);                               /* may raise: nothing changed yet */
+  /* The new poller first: on failure the loop keeps a working one. */
+  if (cn_poller_init(&fresh, lp->waiters.backend0) != 0) {
+    int err = errno;
+    cn_poller_free(&fresh);
+    lua_pop(L, 2);
+    errno = err;
+    return -1;
+  }
+  cn_poller_free(&lp->waiters.poller);
+  free_arrays(lp);
+  lp->waiters.poller = fresh;
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_inner);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_fdsets);
+  return 0;
+}
+
+void cn_waiters_free(lua_State *L, cn_loop *lp) {
+  cn_poller_free(&lp->waiters.poller);
+  free_arrays(lp);
+  cn_unref(L, &lp->waiters.r_fdsets);
+  cn_unref(L, &lp->waiters.r_inner);
+}
+
+/* ---- Lua functions -------------------------------------------------------- */
+
+/* closing(wrapper): the wrapper's socket is about to be closed; tasks
+ * waiting on it are woken and its fd cache goes. */
+static int l_closing(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int isnum;
+  lua_Integer fd;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  cn_fd_cache(L, 1, -1);
+  if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL || lua_getfield(L, -1, "getfd") == LUA_TNIL)
+    return 0;
+  lua_insert(L, -2);
+  lua_call(L, 1, 1);
+  fd = lua_tointegerx(L, -1, &isnum);
+  if (isnum && fd >= 0 && fd < lp->waiters.nfd) fd_closing(L, lp, (int)fd);
+  return 0;
+}
+
+/* wake(obj, kind) -> boolean: obj:_wake(kind) for a native wrapper, which
+ * has no waker of the loop's to call: wakes the task the loop parked on it,
+ * once per wait. */
+static int l_wake(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  static const char *const kinds[] = {"recvr", "sendr", NULL};
+  int kind = luaL_checkoption(L, 2, NULL, kinds), key, isnum, i;
+  lua_Integer fd;
+  cn_task *t;
+  lua_settop(L, 2);
+  if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL || lua_getfield(L, 3, "getfd") == LUA_TNIL)
+    return lua_pushboolean(L, 0), 1;
+  lua_pushvalue(L, 3);
+  lua_call(L, 1, 1);
+  fd = lua_tointegerx(L, -1, &isnum);
+  if (!isnum || fd < 0 || fd >= lp->waiters.nfd) return lua_pushboolean(L, 0), 1;
+  key = (int)fd * 2 + kind;
+  t = lp->waiters.natslot[key] ? cn_task_get(lp, lp->waiters.natslot[key] - 1) : NULL;
+  i = lp->waiters.natwait[key];
+  if (t == NULL || t->waits[i].fired) return lua_pushboolean(L, 0), 1;
+  if (t->waits[i].obj != lua_topointer(L, 1))
+    return lua_pushboolean(L, 0), 1;           /* another wrapper on that fd */
+  cn_deliver(L, lp, t, i);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* forget_fd(wrapper): the wrapper's socket changed (setfd): its fd cache goes. */
+static int l_forget_fd(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  cn_fd_cache(L, 1, -1);
+  return 0;
+}
+
+/* set_backend(name): polls with "select" or "epoll" from now on. */
+static int l_set_backend(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  const cn_backend *b = cn_backend_named(name);
+  if (b == NULL) return luaL_argerror(L, 1, lua_pushfstring(L, "unknown poller backend '%s'", name));
+  if (cn_poller_switch(&lp->waiters.poller, b) != 0)
+    return luaL_error(L, "cosock: cannot switch to the %s poller: %s", name, strerror(errno));
+  lp->waiters.backend0 = b; /* reset keeps it */
+  return 0;
+}
+
+void cn_waiters_open(lua_State *L) {
+  static const luaL_Reg funcs[] = {
+    {"closing", l_closing}, {"forget_fd", l_forget_fd}, {"wake", l_wake}, {"set_backend", l_set_backend}, {NULL, NULL}
+  };
+  lua_pushvalue(L, -2);                        /* loop, module, loop */
+  luaL_setfuncs(L, funcs, 1);
+}

@@ -1,0 +1,57 @@
+/* waiters: the waiter index, which task or object waits on which fd, kept
+ * from pass to pass, and the poller behind it (waiters.c owns
+ * loop->waiters). */
+#ifndef COSOCK_WAITERS_H
+#define COSOCK_WAITERS_H
+
+#include <lua.h>
+
+#include "loop.h"
+
+/* Fds at or above this are refused (the per-fd arrays would not fit). */
+#define CN_MAX_FD (1 << 28)
+
+/* how: CN_FD_NATIVE for the project's wrappers, | CN_FD_CACHED when fd came
+ * from the wrapper's fd cache (filled only after a registration). */
+enum { CN_FD_NATIVE = 1, CN_FD_CACHED = 2 };
+
+/* Adds wait i of task slot on fd for kind: the object is at index obj, its
+ * socket at index inner. Raises a Lua error, before changing anything, when
+ * the poller refuses the fd or a native wrapper already has a waiter. */
+void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj,
+                    int inner, int how);
+/* Removes such a wait (obj: the object's index; unused for native waits). */
+void cn_fd_unregister(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int obj, int native);
+/* A native wait on fd for kind was delivered: another task may wait there
+ * now, before slot runs (like a waker that takes itself back). */
+void cn_fd_release_native(cn_loop *lp, int fd, int kind, int slot);
+/* Ends the poller's interest in what nobody waits on any more (end of a pass). */
+void cn_fd_apply(cn_loop *lp);
+/* Polls for at most timeout seconds (-1: no limit) and wakes what waits on
+ * the ready fds. Returns -1 (errno set) when polling failed. */
+int cn_fd_poll(lua_State *L, cn_loop *lp, double timeout);
+
+/* The fd the loop cached in the native wrapper at obj, or -1. */
+int cn_fd_cached(lua_State *L, int obj);
+/* Fills that cache (the wrapper at obj was registered on fd). */
+void cn_fd_cache(lua_State *L, int obj, int fd);
+
+static inline int cn_fd_waited(const cn_loop *lp) { return lp->waiters.nwaitfds; }
+static inline int cn_fd_polled(const cn_loop *lp) { return lp->waiters.poller.nfds; }
+static inline const char *cn_fd_backend(const cn_loop *lp) {
+  return lp->waiters.poller.backend->name;
+}
+
+/* Makes the poller (with backend b) and the tables; -1 with errno set when
+ * the poller cannot be made. */
+int cn_waiters_init(lua_State *L, cn_loop *lp, const cn_backend *b);
+/* Forgets every fd, with a new poller of the backend reset goes back to;
+ * returns -1 (errno set, nothing forgotten) when it cannot be made. May
+ * raise (before forgetting anything) when memory runs out. */
+int cn_waiters_reset(lua_State *L, cn_loop *lp);
+void cn_waiters_free(lua_State *L, cn_loop *lp);
+/* Adds closing, wake and set_backend to the module table on top (the loop
+ * just below it). */
+void cn_waiters_open(lua_State *L);
+
+#endif
