@@ -4,6 +4,8 @@
 #   scripts/test.sh                  the normal build, in build/
 #   scripts/test.sh --sanitizers     AddressSanitizer + UBSan build, in build-asan/
 #   scripts/test.sh --valgrind       every test under valgrind memcheck
+#   scripts/test.sh --no-fast-path   every test with the LuaSocket fast paths off
+#                                    (COSOCK_NO_FAST_PATH=1: the method path)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/install-deps.sh"
@@ -12,7 +14,8 @@ case "$mode" in
 "") dir=build; "$top/scripts/build.sh" build ;;
 --sanitizers) dir=build-asan; "$top/scripts/build.sh" build-asan --enable-sanitizers ;;
 --valgrind) dir=build; "$top/scripts/build.sh" build ;;
-*) echo "usage: scripts/test.sh [--sanitizers|--valgrind]" >&2; exit 2 ;;
+--no-fast-path) dir=build; "$top/scripts/build.sh" build; COSOCK_NO_FAST_PATH=1; export COSOCK_NO_FAST_PATH ;;
+*) echo "usage: scripts/test.sh [--sanitizers|--valgrind|--no-fast-path]" >&2; exit 2 ;;
 esac
 cd "$top/$dir"
 status=0
