@@ -27,7 +27,6 @@
 static int l_spawn(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_State *co;
-  int slot;
   /* Named here: luaL_checktype would name it after however it was reached. */
   if (lua_type(L, 1) != LUA_TFUNCTION)
     return luaL_error(L, "bad argument #1 to 'spawn' (function expected, got %s)",
@@ -37,14 +36,9 @@ static int l_spawn(lua_State *L) {
   co = lua_newthread(L);                       /* fn, name, co */
   lua_pushvalue(L, 1);
   lua_xmove(L, co, 1);
-  lua_createtable(L, R_WAIT, 0);               /* fn, name, co, rec */
-  lua_pushvalue(L, 3);
-  lua_rawseti(L, -2, R_CO);
-  lua_pushvalue(L, 2);
-  lua_rawseti(L, -2, R_NAME);
-  slot = cn_task_reserve(L, lp);
-  cn_handle_push(L, lp, slot, cn_tasks_next_serial(lp), 2); /* fn, name, co, rec, handle */
-  cn_task_new(L, lp, 4, co);
+  cn_task_reserve(L, lp);
+  cn_handle_push(L, lp, 2, 3);                 /* fn, name, co, handle */
+  cn_task_new(L, lp, 3, 2);                    /* may raise before taking the slot */
   return 1;
 }
 
@@ -55,7 +49,7 @@ static int l_reset(lua_State *L) {
   if (cn_running(lp))
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
   lua_settop(L, 0);
-  lua_newtable(L);                             /* the next tasks table */
+  cn_tasks_new_tables(L);                      /* may raise: nothing changed */
   if (cn_waiters_reset(L, lp) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */

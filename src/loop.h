@@ -50,10 +50,9 @@ typedef struct cn_loop {
     int live;                 /* tasks spawned and not finished or cancelled */
     cn_list lists[3];         /* [L_A], [L_B]: the ready list and the wake list */
     unsigned char ready;      /* which of L_A/L_B is the ready list */
-    uint64_t serials;         /* last serial handed out (handle identity) */
     th_heap timers;
     int narmed;               /* tasks whose timer is armed */
-    int r_tasks;              /* registry: slot -> record table */
+    int r_cos, r_names, r_records; /* registry: the tasks' Lua values (task.c) */
   } tasks;
 
   /* run.c: whether run() is on the C stack, and which task it resumes. */
@@ -99,6 +98,7 @@ typedef struct cn_loop {
 
   /* handle.c */
   int r_handle_mt;            /* this loop's handle metatable */
+  int r_handle_cos;           /* registry: handle -> coroutine, weak */
 
   /* luasocket_tcp.c */
   struct {

@@ -22,16 +22,13 @@ static const char *co_status(lua_State *L, lua_State *co) {
 static void push_one(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_State *co;
   lua_createtable(L, 0, 7);                    /* info */
-  cn_push_record(L, lp, t->slot);              /* info, rec */
-  lua_rawgeti(L, -1, R_NAME);
-  lua_setfield(L, -3, "name");
-  lua_rawgeti(L, -1, R_CO);                    /* info, rec, co */
-  co = lua_tothread(L, -1);
+  cn_task_push_name(L, lp, t->slot);
+  lua_setfield(L, -2, "name");
+  co = t->co;
   luaL_traceback(L, co, NULL, co == L ? 1 : 0);
-  lua_setfield(L, -4, "traceback");
+  lua_setfield(L, -2, "traceback");
   lua_pushstring(L, co_status(L, co));
-  lua_setfield(L, -4, "status");
-  lua_pop(L, 2);
+  lua_setfield(L, -2, "status");
   lua_pushinteger(L, t->nrecvt);
   lua_setfield(L, -2, "recvt");
   lua_pushinteger(L, t->nsendt);

@@ -104,9 +104,14 @@ static void ensure_waits(lua_State *L, cn_task *t, int n) {
   cn_wait *w;
   int cap;
   if (n <= t->capwait) return;
-  cap = t->capwait ? t->capwait * 2 : 4;
+  cap = t->capwait < 4 ? 4 : t->capwait * 2;
   while (cap < n) cap *= 2;
-  w = realloc(t->waits, (size_t)cap * sizeof *w);
+  if (t->waits == &t->wait1) {                 /* the embedded one: move out */
+    w = malloc((size_t)cap * sizeof *w);
+    if (w != NULL) w[0] = t->wait1;
+  } else {
+    w = realloc(t->waits, (size_t)cap * sizeof *w);
+  }
   if (w == NULL) luaL_error(L, "cosock: out of memory");
   t->waits = w;
   t->capwait = cap;

@@ -44,7 +44,8 @@ static int raise_task_error(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co
 }
 
 /* Steps 4.1.1 - 4.1.5 of the outline for one ready task. Stack: top + 1 is
- * its record (nil for a bare wait, which needs none), then what it yields. */
+ * its record (nil when it has none: a new task, or one that only ever waited
+ * bare), then what it yields. */
 static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   cn_task *t = cn_task_get(lp, slot);
   lua_State *co = t->co;
@@ -52,7 +53,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   int lists = !t->internal; /* an INTERNAL wait never got ready lists */
   lp->run.current = slot;
   if (t->bare) lua_pushnil(L);
-  else cn_push_record(L, lp, slot);            /* rec */
+  else cn_task_push_record(L, lp, slot);       /* rec or nil */
   /* Clear its timer and take back its wakers before it runs. */
   cn_unpark(L, lp, t, 0, t->bare ? 0 : top + 1);
   t = cn_task_get(lp, slot);
@@ -70,7 +71,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_pushnil(co);
     lua_pushnil(co);
     lua_pushliteral(co, "timeout");
-  } else if (!lists) {
+  } else if (!lists || lua_isnil(L, top + 1)) {
     lua_pushnil(co);
     lua_pushnil(co);
     lua_pushnil(co);

@@ -11,6 +11,37 @@
 
 static void list_push(cn_loop *lp, unsigned char which, cn_task *t);
 
+/* The Lua side of the tasks, in three registry tables:
+ *   cos      hash: coroutine -> slot; anchors each live task's coroutine, and
+ *            tells which task a coroutine is (handle.c asks cn_task_of)
+ *   names    array: names[slot + 1], the name given to spawn
+ *   records  hash: records[slot], the record of a task that waited through
+ *            the waker protocol (made on its first such wait)
+ * The names array is regrown with the slots (reserve_slot), so storing a new
+ * task's name never allocates. */
+
+void cn_tasks_new_tables(lua_State *L) {
+  luaL_checkstack(L, 3, NULL);
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_newtable(L);
+}
+
+/* Makes the names array hold cap tasks: a new one, with the same contents,
+ * takes the old one's place. */
+static void grow_names(lua_State *L, cn_loop *lp, int cap) {
+  int i;
+  luaL_checkstack(L, 3, NULL);
+  lua_createtable(L, cap, 0);                  /* new */
+  cn_push_ref(L, lp->tasks.r_names);           /* new, old */
+  for (i = 1; i <= lp->tasks.nslots; i++) {
+    lua_rawgeti(L, -1, i);
+    lua_rawseti(L, -3, i);                     /* within the new array: no allocation */
+  }
+  lua_pop(L, 1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_names); /* an existing slot: no allocation */
+}
+
 /* Grows the slot table and everything sized by it, so that nothing later in
  * the life of a task needs memory the C side could fail to get. */
 static void reserve_slot(lua_State *L, cn_loop *lp) {
@@ -19,7 +50,9 @@ static void reserve_slot(lua_State *L, cn_loop *lp) {
   int *freeslots;
   if (lp->tasks.nfree > 0 || lp->tasks.nslots < lp->tasks.capslots) return;
   cap = lp->tasks.capslots ? lp->tasks.capslots * 2 : 64;
-  if (cap < 0 || (size_t)cap > ((size_t)-1) / sizeof *slots) luaL_error(L, "cosock: too many tasks");
+  if (cap <= 0 || cap > (1 << 26) || (size_t)cap > ((size_t)-1) / sizeof *slots)
+    luaL_error(L, "cosock: too many tasks");
+  grow_names(L, lp, cap);
   slots = realloc(lp->tasks.slots, (size_t)cap * sizeof *slots);
   if (slots == NULL) luaL_error(L, "cosock: out of memory");
   lp->tasks.slots = slots;
@@ -38,24 +71,39 @@ int cn_task_reserve(lua_State *L, cn_loop *lp) {
     cn_task *t = calloc(1, sizeof *t);
     if (t == NULL) luaL_error(L, "cosock: out of memory");
     t->slot = lp->tasks.nslots;
+    t->waits = &t->wait1;                      /* one wait needs no array */
+    t->capwait = 1;
     lp->tasks.slots[lp->tasks.nslots] = t;
     lp->tasks.freeslots[lp->tasks.nfree++] = lp->tasks.nslots++;
   }
   return lp->tasks.freeslots[lp->tasks.nfree - 1];
 }
 
-cn_task *cn_task_new(lua_State *L, cn_loop *lp, int rec, lua_State *co) {
+/* Stores the value on top at index i of registry[ref] (pops it). Within the
+ * names array, or a nil for a key that exists: cannot fail. */
+static void set_in(lua_State *L, int ref, lua_Integer i) {
+  cn_push_ref(L, ref);
+  lua_insert(L, -2);
+  lua_rawseti(L, -2, i);
+  lua_pop(L, 1);
+}
+
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name) {
   int slot = lp->tasks.freeslots[lp->tasks.nfree - 1];
   cn_task *t = lp->tasks.slots[slot];
-  rec = lua_absindex(L, rec);
-  cn_push_ref(L, lp->tasks.r_tasks);
-  lua_pushvalue(L, rec);
-  lua_rawseti(L, -2, slot);                    /* may raise: nothing is taken yet */
+  co = lua_absindex(L, co);
+  name = lua_absindex(L, name);
+  luaL_checkstack(L, 3, NULL);
+  cn_push_ref(L, lp->tasks.r_cos);
+  lua_pushvalue(L, co);
+  lua_pushinteger(L, slot);
+  lua_rawset(L, -3);                           /* may raise: nothing is taken yet */
   lua_pop(L, 1);
   lp->tasks.nfree--;
+  lua_pushvalue(L, name);
+  set_in(L, lp->tasks.r_names, slot + 1);
   th_node_init(&t->timer);
   t->slot = slot;
-  t->serial = ++lp->tasks.serials;
   t->waitid = 0;
   t->state = T_READY;
   t->list = L_NONE;
@@ -65,7 +113,7 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int rec, lua_State *co) {
   t->timeout = 0;
   t->last_wake = -1;
   t->sent_by = NULL;
-  t->co = co;
+  t->co = lua_tothread(L, co);
   lp->tasks.live++;
   list_push(lp, lp->tasks.ready, t);
   return t;
@@ -81,10 +129,22 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   t->nwait = 0;
   lp->tasks.live--;
   lp->tasks.freeslots[lp->tasks.nfree++] = t->slot;
-  /* Drop the record: the coroutine, its name and its wait objects. */
-  cn_push_ref(L, lp->tasks.r_tasks);
+  /* Drop the coroutine, its name and its wait objects. */
+  luaL_checkstack(L, 4, NULL);
+  cn_push_ref(L, lp->tasks.r_cos);
+  cn_task_push_co(L, t);
   lua_pushnil(L);
-  lua_rawseti(L, -2, t->slot);
+  lua_rawset(L, -3);                           /* an existing key: no allocation */
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  set_in(L, lp->tasks.r_names, t->slot + 1);
+  /* A nil stored under a missing key would still make the key (and may
+   * allocate): only a task that has a record clears it. */
+  cn_task_push_record(L, lp, t->slot);
+  if (!lua_isnil(L, -1)) {
+    lua_pushnil(L);
+    set_in(L, lp->tasks.r_records, t->slot);
+  }
   lua_pop(L, 1);
 }
 
@@ -100,7 +160,8 @@ static void free_all(cn_loop *lp) {
   int i;
   th_free(&lp->tasks.timers); /* before the tasks its nodes live in */
   for (i = 0; i < lp->tasks.nslots; i++) {
-    if (lp->tasks.slots[i]) free(lp->tasks.slots[i]->waits);
+    if (lp->tasks.slots[i] && lp->tasks.slots[i]->waits != &lp->tasks.slots[i]->wait1)
+      free(lp->tasks.slots[i]->waits);
     free(lp->tasks.slots[i]);
   }
   free(lp->tasks.slots);
@@ -115,19 +176,29 @@ static void free_all(cn_loop *lp) {
 void cn_tasks_init(lua_State *L, cn_loop *lp) {
   th_init(&lp->tasks.timers);
   init_lists(lp);
-  lua_newtable(L);
-  lp->tasks.r_tasks = luaL_ref(L, LUA_REGISTRYINDEX);
+  cn_tasks_new_tables(L);
+  lp->tasks.r_records = luaL_ref(L, LUA_REGISTRYINDEX);
+  lp->tasks.r_names = luaL_ref(L, LUA_REGISTRYINDEX);
+  lp->tasks.r_cos = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-void cn_tasks_reset(lua_State *L, cn_loop *lp, int tbl) {
+void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables) {
+  tables = lua_absindex(L, tables);
   free_all(lp);
-  lua_pushvalue(L, tbl);
-  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_tasks); /* an existing slot: no allocation */
+  /* Existing registry slots: no allocation. */
+  lua_pushvalue(L, tables);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_cos);
+  lua_pushvalue(L, tables + 1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_names);
+  lua_pushvalue(L, tables + 2);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_records);
 }
 
 void cn_tasks_free(lua_State *L, cn_loop *lp) {
   free_all(lp);
-  cn_unref(L, &lp->tasks.r_tasks);
+  cn_unref(L, &lp->tasks.r_cos);
+  cn_unref(L, &lp->tasks.r_names);
+  cn_unref(L, &lp->tasks.r_records);
 }
 
 static void list_push(cn_loop *lp, unsigned char which, cn_task *t) {
@@ -242,28 +313,63 @@ double cn_timers_run(cn_loop *lp, double now) {
   return n->when;
 }
 
-void cn_push_record(lua_State *L, cn_loop *lp, int slot) {
-  cn_push_ref(L, lp->tasks.r_tasks);
+void cn_task_push_co(lua_State *L, cn_task *t) {
+  lua_pushthread(t->co);                       /* on its own stack (room kept by the resumer) */
+  lua_xmove(t->co, L, 1);
+}
+
+void cn_task_push_name(lua_State *L, cn_loop *lp, int slot) {
+  cn_push_ref(L, lp->tasks.r_names);
+  lua_rawgeti(L, -1, slot + 1);
+  lua_remove(L, -2);
+}
+
+cn_task *cn_task_of(lua_State *L, cn_loop *lp, int co) {
+  lua_Integer slot;
+  int isnum;
+  co = lua_absindex(L, co);
+  cn_push_ref(L, lp->tasks.r_cos);
+  lua_pushvalue(L, co);
+  lua_rawget(L, -2);
+  slot = lua_tointegerx(L, -1, &isnum);
+  lua_pop(L, 2);
+  return isnum && slot >= 0 && slot < lp->tasks.nslots ? cn_task_get(lp, (int)slot) : NULL;
+}
+
+void cn_task_push_record(lua_State *L, cn_loop *lp, int slot) {
+  cn_push_ref(L, lp->tasks.r_records);
   lua_rawgeti(L, -1, slot);
   lua_remove(L, -2);
+}
+
+void cn_push_record(lua_State *L, cn_loop *lp, int slot) {
+  cn_task_push_record(L, lp, slot);
+  if (lua_isnil(L, -1)) {                      /* the task's first protocol wait */
+    lua_pop(L, 1);
+    luaL_checkstack(L, 3, NULL);
+    cn_push_ref(L, lp->tasks.r_records);
+    lua_createtable(L, R_WAIT, 0);             /* records, rec */
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, slot);                  /* may raise: nothing changed */
+    lua_remove(L, -2);
+  }
 }
 
 /* Pushes 'name' (a string name as is, another name through tostring, no name:
  * the coroutine), quoted, for error messages. */
 void cn_push_label(lua_State *L, cn_loop *lp, int slot) {
-  cn_push_record(L, lp, slot);        /* rec */
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
+  cn_task *t = cn_task_get(lp, slot);
+  if (t == NULL) {
     lua_pushliteral(L, "'?'");
     return;
   }
-  lua_rawgeti(L, -1, R_NAME);         /* rec, name */
+  cn_task_push_name(L, lp, slot);
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
-    lua_rawgeti(L, -1, R_CO);         /* rec, co */
+    cn_task_push_co(L, t);
   }
-  luaL_tolstring(L, -1, NULL);        /* rec, name, str */
+  luaL_tolstring(L, -1, NULL);        /* name, str */
   lua_pushfstring(L, "'%s'", lua_tostring(L, -1));
-  lua_replace(L, -4);
-  lua_pop(L, 2);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
 }

@@ -13,8 +13,10 @@
 
 #include "loop.h"
 
-/* Fields of a task's record table (tasks[slot]). */
-enum { R_CO = 1, R_NAME, R_RECVR, R_SENDR, R_WAIT };
+/* Fields of a task's record, made on its first wait that speaks the waker
+ * protocol (a task that only waits on the project's sockets and channels
+ * never has one): the ready lists and the objects it waits on. */
+enum { R_RECVR = 1, R_SENDR, R_WAIT };
 
 enum task_state {
   T_FREE = 0,   /* slot unused */
@@ -34,7 +36,7 @@ typedef struct cn_wait {
 } cn_wait;
 
 typedef struct cn_task {
-  /* task.c: identity, run list links and the timer. The timer stays queued
+  /* task.c: run list links and the timer. The timer stays queued
    * after a wait ends (unarmed) and a later wait arms it again in place when
    * that deadline is not earlier, so a socket timeout costs no heap work per
    * wait; the node moves to its real deadline, or goes, when it reaches the
@@ -44,7 +46,6 @@ typedef struct cn_task {
   uint64_t dseq;            /* ... and its tie-breaker */
   unsigned char armed;
   int slot;
-  uint64_t serial;          /* unique per spawn, never reused: handle identity */
   unsigned char state;
   unsigned char list;       /* L_NONE, L_A, L_B */
   int prev, next;           /* run list links (slot numbers, -1 ends) */
@@ -55,7 +56,8 @@ typedef struct cn_task {
   unsigned char has_timeout;
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
-  cn_wait *waits;
+  cn_wait *waits;           /* &wait1 until a wait needs more than one */
+  cn_wait wait1;
   int nwait, capwait;
   int nrecvt, nsendt;       /* objects in the last yield, for metadata */
   double timeout;           /* the last yielded timeout, for metadata */
@@ -78,23 +80,33 @@ static inline int cn_tasks_ready(const cn_loop *lp) {
   return lp->tasks.lists[lp->tasks.ready].n;
 }
 static inline int cn_timers_armed(const cn_loop *lp) { return lp->tasks.narmed; }
-/* The serial the next task will get. */
-static inline uint64_t cn_tasks_next_serial(const cn_loop *lp) { return lp->tasks.serials + 1; }
 /* One past the highest slot ever used (for a walk over every task). */
 static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }
 
 void cn_tasks_init(lua_State *L, cn_loop *lp);
-/* Forgets every task: the table at index tbl (new, empty) becomes the tasks
- * table. Cannot fail. */
-void cn_tasks_reset(lua_State *L, cn_loop *lp, int tbl);
+/* Pushes the three new tables a reset needs (may raise). */
+void cn_tasks_new_tables(lua_State *L);
+/* Forgets every task: the three tables pushed by cn_tasks_new_tables, from
+ * index tables on, take the old ones' place. Cannot fail. */
+void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables);
 void cn_tasks_free(lua_State *L, cn_loop *lp);   /* everything, for the loop's __gc */
 
 /* Makes sure a slot is free (may raise); returns the slot cn_task_new takes. */
 int cn_task_reserve(lua_State *L, cn_loop *lp);
-/* Takes the reserved slot for the record at index rec (may raise before
- * taking it); the new task is ready for the next pass. */
-cn_task *cn_task_new(lua_State *L, cn_loop *lp, int rec, lua_State *co);
+/* Takes the reserved slot for the coroutine and name at those indices (may
+ * raise before taking it); the new task is ready for the next pass. */
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name);
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t);
+/* Pushes t's coroutine. */
+void cn_task_push_co(lua_State *L, cn_task *t);
+/* Pushes the name slot's task was given. */
+void cn_task_push_name(lua_State *L, cn_loop *lp, int slot);
+/* The live task whose coroutine is the value at index co, or NULL. */
+cn_task *cn_task_of(lua_State *L, cn_loop *lp, int co);
+/* Pushes slot's record, or nil when it has none. */
+void cn_task_push_record(lua_State *L, cn_loop *lp, int slot);
+/* Pushes slot's record, making it first when the task has none (may raise
+ * then, before changing anything). */
 void cn_push_record(lua_State *L, cn_loop *lp, int slot);
 void cn_push_label(lua_State *L, cn_loop *lp, int slot); /* task name for messages */
 
