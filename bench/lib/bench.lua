@@ -16,6 +16,22 @@ function M.rss_kb()
   return tonumber(text:match("VmHWM:%s*(%d+)")) or -1
 end
 
+-- Resident set size of this process now, in bytes (VmRSS), or -1.
+function M.rss_now()
+  local f = io.open("/proc/self/status", "r")
+  if not f then return -1 end
+  local text = f:read("a")
+  f:close()
+  return (tonumber(text:match("VmRSS:%s*(%d+)")) or -1) * 1024
+end
+
+-- Lua heap in bytes after two full collections (what stays reachable).
+function M.heap_now()
+  collectgarbage()
+  collectgarbage()
+  return collectgarbage("count") * 1024
+end
+
 -- Positional argument i as a number, or the default.
 function M.argnum(i, default)
   local v = arg and arg[i]
