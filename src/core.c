@@ -38,7 +38,7 @@ static int l_spawn(lua_State *L) {
   lua_xmove(L, co, 1);
   cn_task_reserve(L, lp);
   cn_handle_push(L, lp, 2, 3);                 /* fn, name, co, handle */
-  cn_task_new(L, lp, 3, 2);                    /* may raise before taking the slot */
+  cn_task_new(L, lp, 3, 2, 4);                 /* may raise before taking the slot */
   return 1;
 }
 
@@ -53,6 +53,7 @@ static int l_reset(lua_State *L) {
   if (cn_waiters_reset(L, lp) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
+  cn_run_reset(L, lp);
   return 0;
 }
 

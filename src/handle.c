@@ -8,14 +8,27 @@
  * task.c knows which live task a coroutine is: a handle the program drops
  * is collected and its task runs on; the coroutine of a finished task is
  * collected too, and its handle then reads "dead-thread". A later task in a
- * reused slot has another coroutine, so it is never taken for the handle's. Each loop has its own metatable, whose functions hold
- * that loop: a module loaded again (package.loaded cleared) makes a new loop,
- * and the handles of the old one must keep talking to theirs. */
+ * reused slot has another coroutine, so it is never taken for the handle's.
+ *
+ * Join: when a task ends, cn_handle_finish keeps its outcome for its handle
+ * (in a table with weak keys: a finished task nobody can join any more
+ * costs nothing once its handle is collected) and wakes what waits on the
+ * handle. A handle speaks the waker protocol for "recvr" (readable once the
+ * task ended) with any number of waiters; join is a wait on it like any
+ * other. The handle's fields stay the program's: all of this lives in this
+ * file's tables.
+ *
+ * Each loop has its own metatable, whose functions hold that loop: a module
+ * loaded again (package.loaded cleared) makes a new loop, and the handles of
+ * the old one must keep talking to theirs. */
 #include "config.h"
+
+#include <string.h>
 
 #include <lauxlib.h>
 
 #include "handle.h"
+#include "lib/clock.h"
 #include "park.h"
 #include "run.h"
 #include "task.h"
@@ -89,7 +102,11 @@ static int h_cancel(lua_State *L) {
   lua_pushnil(L);
   lua_rawset(L, -3);                           /* an existing key: no allocation */
   lua_pop(L, 1);
-  if (failed) return lua_error(L);
+  cn_handle_finish(L, lp, 1, CN_ENDED_CANCELLED, 1, 0); /* (keeps the stack) */
+  if (failed) {
+    lua_settop(L, 2);                          /* the first setwaker error */
+    return lua_error(L);
+  }
   return 0;
 }
 
@@ -112,9 +129,219 @@ static int h_tostring(lua_State *L) {
   return 1;
 }
 
+/* ---- outcomes and waiters ---------------------------------------------------
+ * results[handle] = { how, n = count, values... } once the task ended (how:
+ * true returned, false raised, "cancelled"); waiters[handle] = { waker... }
+ * while it runs. Both tables have weak keys. */
+
+/* True when the value at idx is one of this loop's handles. */
+static int is_handle(lua_State *L, cn_loop *lp, int idx) {
+  int ours = 0;
+  if (lua_type(L, idx) == LUA_TTABLE && lua_getmetatable(L, idx)) {
+    cn_push_ref(L, lp->r_handle_mt);
+    ours = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+  }
+  return ours;
+}
+
+/* Pushes t[key] of the table in registry[ref], key at index key. */
+static int push_keyed(lua_State *L, int ref, int key) {
+  key = lua_absindex(L, key);
+  cn_push_ref(L, ref);
+  lua_pushvalue(L, key);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  return lua_type(L, -1);
+}
+
+/* Pushes the values of the outcome table at idx as join returns them. */
+static int push_outcome(lua_State *L, int idx) {
+  lua_Integer i, n;
+  idx = lua_absindex(L, idx);
+  lua_rawgeti(L, idx, 1);                      /* how */
+  if (lua_type(L, -1) == LUA_TSTRING) {        /* "cancelled" */
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lua_getfield(L, idx, "n");
+  n = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  luaL_checkstack(L, (int)(n > 0 ? n : 0) + 1, "too many results to join");
+  for (i = 1; i <= n; i++) lua_rawgeti(L, idx, i + 1);
+  return (int)n + 1;
+}
+
+void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first, int n) {
+  int i, top = lua_gettop(L), waiters;
+  handle = lua_absindex(L, handle);
+  first = lua_absindex(L, first);
+  if (!lua_istable(L, handle)) return;         /* dropped: nobody can ask */
+  luaL_checkstack(L, 6, NULL);
+  lua_createtable(L, n + 1, 1);                /* outcome */
+  if (how == CN_ENDED_CANCELLED) lua_pushliteral(L, "cancelled");
+  else lua_pushboolean(L, how == CN_ENDED_RETURNED);
+  lua_rawseti(L, -2, 1);
+  for (i = 0; i < n; i++) {
+    lua_pushvalue(L, first + i);
+    lua_rawseti(L, -2, i + 2);
+  }
+  lua_pushinteger(L, n);
+  lua_setfield(L, -2, "n");
+  cn_push_ref(L, lp->r_handle_results);        /* outcome, results */
+  lua_pushvalue(L, handle);
+  lua_pushvalue(L, -3);
+  lua_rawset(L, -3);
+  lua_pop(L, 2);
+  /* The waiters, taken off first: each waker calls setwaker(nil) back. */
+  if (push_keyed(L, lp->r_handle_waiters, handle) == LUA_TTABLE) {
+    waiters = lua_gettop(L);
+    cn_push_ref(L, lp->r_handle_waiters);
+    lua_pushvalue(L, handle);
+    lua_pushnil(L);
+    lua_rawset(L, -3);                         /* an existing key: no allocation */
+    lua_pop(L, 1);
+    for (i = 1; lua_rawgeti(L, waiters, i) != LUA_TNIL; i++) lua_call(L, 0, 0);
+  }
+  lua_settop(L, top);
+}
+
+/* handle:setwaker("recvr", fn): the waker protocol. Any number of tasks may
+ * wait; fn is called once the task ended (at once when it has). nil: the
+ * loop takes a waiter back; the loop's stale wakers are dropped then. */
+static int h_setwaker(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  const char *kind = lua_tostring(L, 2);
+  lua_settop(L, 3);
+  if (kind == NULL || kind[0] != 'r' || lua_type(L, 2) != LUA_TSTRING || strcmp(kind, "recvr") != 0)
+    return luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
+  if (!is_handle(L, lp, 1))
+    return luaL_error(L, "bad self to 'setwaker' (thread handle expected, got %s)", luaL_typename(L, 1));
+  if (lua_isnil(L, 3)) {
+    int i, j = 1;
+    if (push_keyed(L, lp->r_handle_waiters, 1) != LUA_TTABLE) return 0;
+    for (i = 1; lua_rawgeti(L, 4, i) != LUA_TNIL; i++) {
+      if (!cn_waker_stale(L, lp, -1)) lua_rawseti(L, 4, j++);
+      else lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    for (; j < i; j++) {                       /* clear the tail that moved down */
+      lua_pushnil(L);
+      lua_rawseti(L, 4, j);
+    }
+    return 0;
+  }
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  if (handle_task(L, lp) == NULL) {            /* ended: ready at once */
+    lua_pushvalue(L, 3);
+    lua_call(L, 0, 0);
+    return 0;
+  }
+  if (push_keyed(L, lp->r_handle_waiters, 1) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 1, 0);
+    cn_push_ref(L, lp->r_handle_waiters);
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, -3);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  return 0;
+}
+
+/* ---- join -------------------------------------------------------------------
+ * Stack while it waits: 1 handle, 2 timeout, 3 deadline, 4 {handle}. */
+static int join_k(lua_State *L, int status, lua_KContext ctx);
+
+static int join_wait(lua_State *L) {
+  lua_settop(L, 4);
+  lua_pushvalue(L, 4);
+  lua_pushnil(L);
+  if (lua_isnil(L, 3)) {
+    lua_pushnil(L);
+  } else {
+    double left = lua_tonumber(L, 3) - cn_clock_now();
+    lua_pushnumber(L, left > 0 ? left : 0);
+  }
+  return lua_yieldk(L, 3, 0, join_k);
+}
+
+static int join_k(lua_State *L, int status, lua_KContext ctx) {
+  cn_loop *lp = cn_loop_get(L);
+  int timed_out = lua_gettop(L) >= 7 && lua_type(L, 7) == LUA_TSTRING;
+  (void)status;
+  (void)ctx;
+  lua_settop(L, 4);
+  if (push_keyed(L, lp->r_handle_results, 1) == LUA_TTABLE) return push_outcome(L, -1);
+  lua_pop(L, 1);
+  if (handle_task(L, lp) == NULL) {            /* forgotten (a reset): as cancelled */
+    lua_pushnil(L);
+    lua_pushliteral(L, "cancelled");
+    return 2;
+  }
+  if (timed_out || (!lua_isnil(L, 3) && lua_tonumber(L, 3) <= cn_clock_now())) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "timeout");
+    return 2;
+  }
+  return join_wait(L);
+}
+
+/* handle:join([timeout]) -> true, ... | false, err | nil, "cancelled" | nil,
+ * "timeout": waits, in a task, for the handle's task to end. */
+static int h_join(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  cn_task *t;
+  lua_settop(L, 2);
+  if (!is_handle(L, lp, 1))
+    return luaL_error(L, "bad self to 'join' (thread handle expected, got %s)", luaL_typename(L, 1));
+  if (!lua_isnil(L, 2)) {
+    int isnum;
+    double timeout = lua_tonumberx(L, 2, &isnum);
+    /* Named here: a method reached through pcall or a field would be '?'. */
+    if (!isnum)
+      return luaL_error(L, "bad argument #1 to 'join' (number or nil expected, got %s)",
+                        luaL_typename(L, 2));
+    if (timeout != timeout) return luaL_error(L, "bad argument #1 to 'join' (timeout is NaN)");
+    lua_pushnumber(L, cn_clock_now() + (timeout > 0 ? timeout : 0));
+  } else {
+    lua_pushnil(L);                            /* deadline */
+  }
+  if (!cn_running(lp) || !lua_isyieldable(L))
+    return luaL_error(L, "cosock: join must be called from a task");
+  if (push_keyed(L, lp->r_handle_results, 1) == LUA_TTABLE) return push_outcome(L, -1);
+  lua_pop(L, 1);
+  t = handle_task(L, lp);
+  if (t == NULL) {                             /* forgotten (a reset): as cancelled */
+    lua_pushnil(L);
+    lua_pushliteral(L, "cancelled");
+    return 2;
+  }
+  if (t->co == L || t->slot == cn_current_slot(lp))
+    return luaL_error(L, "cosock: a task cannot join itself");
+  lua_createtable(L, 1, 0);                    /* {handle}: the recvt of the wait */
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, 1);
+  return join_wait(L);
+}
+
+/* A new table with weak keys, in the registry; returns its reference. */
+static int new_weak_keys(lua_State *L) {
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
 void cn_handle_open(lua_State *L) {
   static const luaL_Reg methods[] = {
-    {"is_alive", h_is_alive}, {"cancel", h_cancel}, {"__tostring", h_tostring}, {NULL, NULL}
+    {"is_alive", h_is_alive}, {"cancel", h_cancel}, {"__tostring", h_tostring},
+    {"join", h_join}, {"setwaker", h_setwaker}, {NULL, NULL}
   };
   cn_loop *lp = lua_touserdata(L, -1);
   /* One table is the metatable and the method table, as cosock's is. */
@@ -130,9 +357,13 @@ void cn_handle_open(lua_State *L) {
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
   lp->r_handle_cos = luaL_ref(L, LUA_REGISTRYINDEX);
+  lp->r_handle_results = new_weak_keys(L);
+  lp->r_handle_waiters = new_weak_keys(L);
 }
 
 void cn_handle_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->r_handle_mt);
   cn_unref(L, &lp->r_handle_cos);
+  cn_unref(L, &lp->r_handle_results);
+  cn_unref(L, &lp->r_handle_waiters);
 }

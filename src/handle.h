@@ -13,4 +13,12 @@ void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
 void cn_handle_open(lua_State *L);
 void cn_handle_free(lua_State *L, cn_loop *lp);
 
+/* How a task ended, for join. */
+enum { CN_ENDED_RETURNED = 1, CN_ENDED_RAISED, CN_ENDED_CANCELLED };
+/* The task whose handle is at index handle (nil when the program dropped
+ * it: then nothing happens) ended: keeps how, with the n values from index
+ * first (its results, or its error), for join, and wakes what waits on the
+ * handle (errors of those calls propagate). */
+void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first, int n);
+
 #endif

@@ -52,7 +52,7 @@ typedef struct cn_loop {
     unsigned char ready;      /* which of L_A/L_B is the ready list */
     th_heap timers;
     int narmed;               /* tasks whose timer is armed */
-    int r_cos, r_names, r_records; /* registry: the tasks' Lua values (task.c) */
+    int r_cos, r_names, r_handles, r_records; /* registry: the tasks' Lua values */
   } tasks;
 
   /* run.c: whether run() is on the C stack, and which task it resumes. */
@@ -61,6 +61,7 @@ typedef struct cn_loop {
     int current;              /* slot being resumed, -1 */
     lua_State *current_co;    /* its coroutine while lua_resume runs, else NULL */
     int r_hook;               /* registry: the stall hook */
+    int r_errh;               /* registry: the error handler, or nil */
   } run;
 
   /* park.c: waits being made, and the classes of the project's wrappers. */
@@ -99,6 +100,8 @@ typedef struct cn_loop {
   /* handle.c */
   int r_handle_mt;            /* this loop's handle metatable */
   int r_handle_cos;           /* registry: handle -> coroutine, weak */
+  int r_handle_results;       /* registry: handle -> outcome, weak keys */
+  int r_handle_waiters;       /* registry: handle -> its waiters' wakers, weak keys */
 
   /* luasocket_tcp.c */
   struct {

@@ -91,6 +91,25 @@ static int waker(lua_State *L) {
   return 0;
 }
 
+int cn_waker_stale(lua_State *L, cn_loop *lp, int idx) {
+  lua_Integer tag;
+  int slot, stale;
+  cn_task *t;
+  if (lua_tocfunction(L, idx) != waker) return 0;
+  idx = lua_absindex(L, idx);
+  lua_getupvalue(L, idx, 1);
+  stale = lua_touserdata(L, -1) != (void *)lp;  /* another loop's: not ours to judge */
+  lua_pop(L, 1);
+  if (stale) return 0;
+  lua_getupvalue(L, idx, 3);
+  lua_getupvalue(L, idx, 4);
+  slot = (int)lua_tointeger(L, -2);
+  tag = lua_tointeger(L, -1);
+  lua_pop(L, 2);
+  t = cn_task_get(lp, slot);
+  return tag < 0 || t == NULL || t->waitid != tag / 2 || t->timed_out;
+}
+
 /* Pushes a new waker for the object at index obj. */
 static void push_waker(lua_State *L, int slot, lua_Integer waitid, int kind, int obj) {
   lua_pushvalue(L, LOOP_UPVALUE);

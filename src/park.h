@@ -39,7 +39,13 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
 void cn_park_clear(cn_loop *lp);
 /* True while slot's wait is being made (a cancel must wait). */
 static inline int cn_parking(const cn_loop *lp, int slot) { return lp->park.parking == slot; }
+/* The slot being parked, -1 when none. */
+static inline int cn_parking_slot(const cn_loop *lp) { return lp->park.parking; }
 
+/* True when the value at idx is a waker of this loop's whose wait is over
+ * (false for any other value): an object that keeps several wakers drops
+ * these. */
+int cn_waker_stale(lua_State *L, cn_loop *lp, int idx);
 /* Whether the socket object at inner has buffered data: its dirty() if it
  * has one, else false. */
 int cn_dirty(lua_State *L, int inner);

@@ -12,6 +12,7 @@
 
 #include <lauxlib.h>
 
+#include "handle.h"
 #include "lib/clock.h"
 #include "park.h"
 #include "run.h"
@@ -27,20 +28,51 @@ static int is_resumable(lua_State *co) {
   return 0;
 }
 
-/* Raises the error of a task that died: debug.traceback(co, err) text for a
- * string, number or nil error, the error value itself otherwise. */
-static int raise_task_error(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
-  int type = lua_type(co, -1);
-  if (type == LUA_TSTRING || type == LUA_TNUMBER) {
-    luaL_traceback(L, co, lua_tostring(co, -1), 0);
-  } else if (type == LUA_TNIL) {
-    luaL_traceback(L, co, NULL, 0);
-  } else {
-    lua_xmove(co, L, 1);
-  }
+/* A task returned: its results are kept for join, and it is gone. The task
+ * is freed before anything that could raise. */
+static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
+  int n = lua_gettop(co), base;
+  cn_task_push_handle(L, lp, t->slot);         /* handle (nil: nobody can join) */
+  base = lua_gettop(L);
+  if (lua_isnil(L, base) || !lua_checkstack(L, n + LUA_MINSTACK)) n = 0;
+  lua_xmove(co, L, n);
   lua_settop(co, 0);
   cn_task_free(L, lp, t);
-  return lua_error(L);
+  cn_handle_finish(L, lp, base, CN_ENDED_RETURNED, base + 1, n);
+  lua_settop(L, base - 1);
+}
+
+/* A task raised. Its error as run gives it: debug.traceback(co, err) text
+ * for a string, number or nil error, the error value itself otherwise; join
+ * sees it too. Then the error handler gets it with the task's handle, or,
+ * with no handler, run raises it. The task is freed first. */
+static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
+  int base = lua_gettop(L), type = lua_type(co, -1);
+  luaL_checkstack(L, 8, NULL);
+  cn_task_push_handle(L, lp, t->slot);         /* base+1: handle or nil */
+  cn_task_push_name(L, lp, t->slot);           /* base+2 */
+  cn_task_push_co(L, t);                       /* base+3: keeps co alive */
+  lua_xmove(co, L, 1);                         /* base+4: what it raised */
+  cn_task_free(L, lp, t);
+  if (type == LUA_TSTRING || type == LUA_TNUMBER) {
+    luaL_traceback(L, co, lua_tostring(L, base + 4), 0);
+    lua_replace(L, base + 4);
+  } else if (type == LUA_TNIL) {
+    luaL_traceback(L, co, NULL, 0);
+    lua_replace(L, base + 4);
+  }
+  lua_settop(co, 0);
+  cn_handle_finish(L, lp, base + 1, CN_ENDED_RAISED, base + 4, 1);
+  cn_push_ref(L, lp->run.r_errh);              /* base+5 */
+  if (lua_isnil(L, base + 5)) {
+    lua_pushvalue(L, base + 4);
+    lua_error(L);
+  }
+  lua_pushvalue(L, base + 4);                  /* handler, err, handle */
+  if (lua_isnil(L, base + 1)) cn_handle_push(L, lp, base + 2, base + 3); /* dropped: a new one */
+  else lua_pushvalue(L, base + 1);
+  lua_call(L, 2, 0);                           /* an error of the handler's ends run */
+  lua_settop(L, base);
 }
 
 /* Steps 4.1.1 - 4.1.5 of the outline for one ready task. Stack: top + 1 is
@@ -112,10 +144,9 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
       cn_park(L, lp, slot, top + 2, top + 1);
     }
   } else if (status == LUA_OK) {
-    lua_settop(co, 0);
-    cn_task_free(L, lp, t);
+    task_returned(L, lp, t, co);
   } else {
-    raise_task_error(L, lp, t, co);
+    task_raised(L, lp, t, co);
   }
   lua_settop(L, top);
 }
@@ -161,7 +192,25 @@ static int run_passes(lua_State *L) {
 
 /* Puts the tasks a failed pass did not get to back at the front of the ready
  * list, drops a task whose wait could not be made, and keeps the loop usable. */
+/* finish_removed(loop, handle, err): cn_handle_finish for a task recover
+ * dropped. A light C function (pushing it allocates nothing). */
+static int finish_removed(lua_State *L) {
+  cn_handle_finish(L, (cn_loop *)lua_touserdata(L, 1), 2, CN_ENDED_RAISED, 3, 1);
+  return 0;
+}
+
 static void recover(lua_State *L, cn_loop *lp) {
+  int err = lua_gettop(L), removed[2], i;
+  removed[0] = cn_parking_slot(lp);
+  removed[1] = lp->run.current != removed[0] ? lp->run.current : -1;
+  /* Their handles, taken before the tasks go (a stack in trouble may have
+   * no room: then their joiners are not told). */
+  for (i = 0; i < 2; i++) {
+    if (removed[i] >= 0 && cn_task_get(lp, removed[i]) && lua_checkstack(L, 4))
+      cn_task_push_handle(L, lp, removed[i]);
+    else
+      removed[i] = -1;
+  }
   cn_rollback_park(L, lp);
   if (lp->run.current >= 0) {
     cn_task *t = cn_task_get(lp, lp->run.current);
@@ -170,6 +219,17 @@ static void recover(lua_State *L, cn_loop *lp) {
   }
   cn_wake_requeue(lp);
   cn_fd_apply(lp);
+  /* Now the loop is consistent: tell their joiners, without letting a
+   * failure there escape (run is still marked running). */
+  for (i = 0; i < 2; i++) {
+    if (removed[i] < 0) continue;
+    lua_pushcfunction(L, finish_removed);
+    lua_pushvalue(L, LOOP_UPVALUE);
+    lua_pushvalue(L, err + 1 + (removed[0] >= 0 && i == 1));
+    lua_pushvalue(L, err);
+    if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
+  }
+  lua_settop(L, err);
 }
 
 int cn_run(lua_State *L) {
@@ -191,6 +251,24 @@ int cn_run(lua_State *L) {
   return 0;
 }
 
+/* set_error_handler(fn): with a function, a task's error no longer ends
+ * run: fn(err, handle) is called with it and the loop goes on (an error fn
+ * raises ends run). nil: errors end run again. reset() clears it. */
+static int l_set_error_handler(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  if (!lua_isnoneornil(L, 1) && lua_type(L, 1) != LUA_TFUNCTION)
+    return luaL_error(L, "bad argument #1 to 'set_error_handler' (function or nil expected, got %s)",
+                      luaL_typename(L, 1));
+  lua_settop(L, 1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->run.r_errh);
+  return 0;
+}
+
+void cn_run_reset(lua_State *L, cn_loop *lp) {
+  lua_pushnil(L);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->run.r_errh); /* an existing slot: no allocation */
+}
+
 /* set_stall_hook(fn): called (no arguments) just before run raises the
  * "no sockets and no timeout" error; cosock.lua prints its thread dump. */
 static int l_set_stall_hook(lua_State *L) {
@@ -203,15 +281,20 @@ static int l_set_stall_hook(lua_State *L) {
 
 void cn_run_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg funcs[] = {
-    {"run", cn_run}, {"set_stall_hook", l_set_stall_hook}, {NULL, NULL}
+    {"run", cn_run}, {"set_stall_hook", l_set_stall_hook},
+    {"set_error_handler", l_set_error_handler}, {NULL, NULL}
   };
   lp->run.current = -1;
-  lua_pushboolean(L, 0);
+  lua_pushboolean(L, 0);                       /* registry slots (a nil would not take one) */
   lp->run.r_hook = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);
+  lp->run.r_errh = luaL_ref(L, LUA_REGISTRYINDEX);
+  cn_run_reset(L, lp);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
 }
 
 void cn_run_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->run.r_hook);
+  cn_unref(L, &lp->run.r_errh);
 }

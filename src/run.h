@@ -10,6 +10,8 @@ int cn_run(lua_State *L);
 /* Adds set_stall_hook to the module table on top (the loop just below it). */
 void cn_run_open(lua_State *L, cn_loop *lp);
 void cn_run_free(lua_State *L, cn_loop *lp);
+/* Forgets the error handler (for reset). Cannot fail. */
+void cn_run_reset(lua_State *L, cn_loop *lp);
 
 static inline int cn_running(const cn_loop *lp) { return lp->run.running; }
 /* The slot the loop is resuming, -1 when none. */

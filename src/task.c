@@ -15,31 +15,50 @@ static void list_push(cn_loop *lp, unsigned char which, cn_task *t);
  *   cos      hash: coroutine -> slot; anchors each live task's coroutine, and
  *            tells which task a coroutine is (handle.c asks cn_task_of)
  *   names    array: names[slot + 1], the name given to spawn
+ *   handles  array, weak values: handles[slot + 1], the task's handle while
+ *            the program keeps it (for handle.c when the task ends)
  *   records  hash: records[slot], the record of a task that waited through
  *            the waker protocol (made on its first such wait)
- * The names array is regrown with the slots (reserve_slot), so storing a new
- * task's name never allocates. */
+ * The arrays are regrown with the slots (reserve_slot), so storing a new
+ * task's name and handle never allocates. */
+
+/* Pushes a table with an array part of n entries and weak values. */
+static void new_weak_array(lua_State *L, int n) {
+  lua_createtable(L, n, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "v");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+}
 
 void cn_tasks_new_tables(lua_State *L) {
-  luaL_checkstack(L, 3, NULL);
+  luaL_checkstack(L, 6, NULL);
   lua_newtable(L);
   lua_newtable(L);
+  new_weak_array(L, 0);
   lua_newtable(L);
 }
 
-/* Makes the names array hold cap tasks: a new one, with the same contents,
- * takes the old one's place. */
-static void grow_names(lua_State *L, cn_loop *lp, int cap) {
+/* The table on top, with the first n entries of registry[ref] copied into
+ * its array, takes that table's place (pops it). */
+static void replace_array(lua_State *L, int ref, int n) {
   int i;
-  luaL_checkstack(L, 3, NULL);
-  lua_createtable(L, cap, 0);                  /* new */
-  cn_push_ref(L, lp->tasks.r_names);           /* new, old */
-  for (i = 1; i <= lp->tasks.nslots; i++) {
+  cn_push_ref(L, ref);                         /* new, old */
+  for (i = 1; i <= n; i++) {
     lua_rawgeti(L, -1, i);
     lua_rawseti(L, -3, i);                     /* within the new array: no allocation */
   }
   lua_pop(L, 1);
-  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_names); /* an existing slot: no allocation */
+  lua_rawseti(L, LUA_REGISTRYINDEX, ref);      /* an existing slot: no allocation */
+}
+
+/* Makes the names and handles arrays hold cap tasks (both made first). */
+static void grow_arrays(lua_State *L, cn_loop *lp, int cap) {
+  luaL_checkstack(L, 6, NULL);
+  lua_createtable(L, cap, 0);
+  new_weak_array(L, cap);
+  replace_array(L, lp->tasks.r_handles, lp->tasks.nslots);
+  replace_array(L, lp->tasks.r_names, lp->tasks.nslots);
 }
 
 /* Grows the slot table and everything sized by it, so that nothing later in
@@ -52,7 +71,7 @@ static void reserve_slot(lua_State *L, cn_loop *lp) {
   cap = lp->tasks.capslots ? lp->tasks.capslots * 2 : 64;
   if (cap <= 0 || cap > (1 << 26) || (size_t)cap > ((size_t)-1) / sizeof *slots)
     luaL_error(L, "cosock: too many tasks");
-  grow_names(L, lp, cap);
+  grow_arrays(L, lp, cap);
   slots = realloc(lp->tasks.slots, (size_t)cap * sizeof *slots);
   if (slots == NULL) luaL_error(L, "cosock: out of memory");
   lp->tasks.slots = slots;
@@ -88,11 +107,12 @@ static void set_in(lua_State *L, int ref, lua_Integer i) {
   lua_pop(L, 1);
 }
 
-cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name) {
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   int slot = lp->tasks.freeslots[lp->tasks.nfree - 1];
   cn_task *t = lp->tasks.slots[slot];
   co = lua_absindex(L, co);
   name = lua_absindex(L, name);
+  handle = lua_absindex(L, handle);
   luaL_checkstack(L, 3, NULL);
   cn_push_ref(L, lp->tasks.r_cos);
   lua_pushvalue(L, co);
@@ -102,6 +122,8 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name) {
   lp->tasks.nfree--;
   lua_pushvalue(L, name);
   set_in(L, lp->tasks.r_names, slot + 1);
+  lua_pushvalue(L, handle);
+  set_in(L, lp->tasks.r_handles, slot + 1);
   th_node_init(&t->timer);
   t->slot = slot;
   t->waitid = 0;
@@ -138,6 +160,8 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_pop(L, 1);
   lua_pushnil(L);
   set_in(L, lp->tasks.r_names, t->slot + 1);
+  lua_pushnil(L);
+  set_in(L, lp->tasks.r_handles, t->slot + 1);
   /* A nil stored under a missing key would still make the key (and may
    * allocate): only a task that has a record clears it. */
   cn_task_push_record(L, lp, t->slot);
@@ -178,6 +202,7 @@ void cn_tasks_init(lua_State *L, cn_loop *lp) {
   init_lists(lp);
   cn_tasks_new_tables(L);
   lp->tasks.r_records = luaL_ref(L, LUA_REGISTRYINDEX);
+  lp->tasks.r_handles = luaL_ref(L, LUA_REGISTRYINDEX);
   lp->tasks.r_names = luaL_ref(L, LUA_REGISTRYINDEX);
   lp->tasks.r_cos = luaL_ref(L, LUA_REGISTRYINDEX);
 }
@@ -191,6 +216,8 @@ void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables) {
   lua_pushvalue(L, tables + 1);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_names);
   lua_pushvalue(L, tables + 2);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_handles);
+  lua_pushvalue(L, tables + 3);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_records);
 }
 
@@ -198,6 +225,7 @@ void cn_tasks_free(lua_State *L, cn_loop *lp) {
   free_all(lp);
   cn_unref(L, &lp->tasks.r_cos);
   cn_unref(L, &lp->tasks.r_names);
+  cn_unref(L, &lp->tasks.r_handles);
   cn_unref(L, &lp->tasks.r_records);
 }
 
@@ -320,6 +348,12 @@ void cn_task_push_co(lua_State *L, cn_task *t) {
 
 void cn_task_push_name(lua_State *L, cn_loop *lp, int slot) {
   cn_push_ref(L, lp->tasks.r_names);
+  lua_rawgeti(L, -1, slot + 1);
+  lua_remove(L, -2);
+}
+
+void cn_task_push_handle(lua_State *L, cn_loop *lp, int slot) {
+  cn_push_ref(L, lp->tasks.r_handles);
   lua_rawgeti(L, -1, slot + 1);
   lua_remove(L, -2);
 }

@@ -84,23 +84,26 @@ static inline int cn_timers_armed(const cn_loop *lp) { return lp->tasks.narmed; 
 static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }
 
 void cn_tasks_init(lua_State *L, cn_loop *lp);
-/* Pushes the three new tables a reset needs (may raise). */
+/* Pushes the four new tables a reset needs (may raise). */
 void cn_tasks_new_tables(lua_State *L);
-/* Forgets every task: the three tables pushed by cn_tasks_new_tables, from
- * index tables on, take the old ones' place. Cannot fail. */
+/* Forgets every task: the tables pushed by cn_tasks_new_tables, from index
+ * tables on, take the old ones' place. Cannot fail. */
 void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables);
 void cn_tasks_free(lua_State *L, cn_loop *lp);   /* everything, for the loop's __gc */
 
 /* Makes sure a slot is free (may raise); returns the slot cn_task_new takes. */
 int cn_task_reserve(lua_State *L, cn_loop *lp);
-/* Takes the reserved slot for the coroutine and name at those indices (may
- * raise before taking it); the new task is ready for the next pass. */
-cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name);
+/* Takes the reserved slot for the coroutine, name and handle at those
+ * indices (may raise before taking it); the new task is ready for the next
+ * pass. */
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle);
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t);
 /* Pushes t's coroutine. */
 void cn_task_push_co(lua_State *L, cn_task *t);
 /* Pushes the name slot's task was given. */
 void cn_task_push_name(lua_State *L, cn_loop *lp, int slot);
+/* Pushes slot's handle, or nil once the program dropped it. */
+void cn_task_push_handle(lua_State *L, cn_loop *lp, int slot);
 /* The live task whose coroutine is the value at index co, or NULL. */
 cn_task *cn_task_of(lua_State *L, cn_loop *lp, int co);
 /* Pushes slot's record, or nil when it has none. */
