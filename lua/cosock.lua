@@ -12,6 +12,7 @@ m.spawn = core.spawn
 m.run = core.run
 m.reset = core.reset
 m.get_thread_metadata = core.get_thread_metadata
+m.set_error_handler = core.set_error_handler
 
 m.socket = require "cosock.socket"
 m.channel = require "cosock.channel"
