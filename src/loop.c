@@ -214,19 +214,30 @@ static void recover(lua_State *L, cn_loop *lp) {
   cn_fd_apply(lp);
 }
 
+static int recover_protected(lua_State *L) {
+  recover(L, lua_touserdata(L, 1));
+  return 0;
+}
+
 int cn_run(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int status;
   if (lp->running)
     return luaL_error(L, "cosock.run: the loop is already running (run was called from inside a task)");
   lua_settop(L, 0);
+  lua_pushvalue(L, LOOP_UPVALUE);
+  lua_pushcclosure(L, run_passes, 1);          /* may raise: nothing is marked yet */
   lp->running = 1;
   lp->current = lp->parking = lp->pre.slot = -1;
   lp->current_co = NULL;
-  lua_pushvalue(L, LOOP_UPVALUE);
-  lua_pushcclosure(L, run_passes, 1);
   status = lua_pcall(L, 0, 0, 0);
-  if (status != LUA_OK) recover(L, lp);        /* still running: its Lua calls cannot run() */
+  if (status != LUA_OK) {                      /* still running: its Lua calls cannot run() */
+    /* Protected too (a light C function and a light userdata allocate
+     * nothing): whatever it raises, running is cleared below. */
+    lua_pushcfunction(L, recover_protected);
+    lua_pushlightuserdata(L, lp);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1); /* keep the first error */
+  }
   lp->running = 0;
   if (status != LUA_OK) return lua_error(L);
   return 0;
