@@ -25,9 +25,17 @@ static int is_resumable(lua_State *co) {
 }
 
 /* Raises the error of a task that died: debug.traceback(co, err) text for a
- * string, number or nil error, the error value itself otherwise. */
-static int raise_task_error(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
+ * string, number or nil error, the error value itself otherwise. The task
+ * leaves the loop first: the message needs memory, and a failure to get it
+ * must not leave a dead task counted as live. Its record, on the stack at
+ * rec, keeps co alive meanwhile. */
+static int raise_task_error(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co, int rec) {
   int type = lua_type(co, -1);
+  if (lua_isnil(L, rec)) {                     /* a bare wait has none there yet */
+    cn_push_record(L, lp, t->slot);
+    lua_replace(L, rec);
+  }
+  cn_task_free(L, lp, t);
   if (type == LUA_TSTRING || type == LUA_TNUMBER) {
     luaL_traceback(L, co, lua_tostring(co, -1), 0);
   } else if (type == LUA_TNIL) {
@@ -36,7 +44,6 @@ static int raise_task_error(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co
     lua_xmove(co, L, 1);
   }
   lua_settop(co, 0);
-  cn_task_free(L, lp, t);
   return lua_error(L);
 }
 
@@ -113,7 +120,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_settop(co, 0);
     cn_task_free(L, lp, t);
   } else {
-    raise_task_error(L, lp, t, co);
+    raise_task_error(L, lp, t, co, top + 1);
   }
   lua_settop(L, top);
 }
