@@ -22,18 +22,29 @@ void cn_push_ref(lua_State *L, int ref) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
 }
 
-/* (Re)creates the Lua tables the loop anchors its values in. */
-static void new_tables(lua_State *L, cn_loop *lp) {
+/* Pushes new tasks, fdsets and inner tables (may raise: nothing changes). */
+static void push_tables(lua_State *L) {
   lua_newtable(L);
-  lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_tasks);
   lua_newtable(L);
-  lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_fdsets);
   lua_newtable(L);                             /* weak values: see fdset.c */
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "v");
   lua_setfield(L, -2, "__mode");
   lua_setmetatable(L, -2);
+}
+
+/* Anchors the three tables push_tables left on top in the loop's registry
+ * slots, which exist already: this allocates nothing and cannot fail. */
+static void store_tables(lua_State *L, cn_loop *lp) {
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_inner);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_fdsets);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->r_tasks);
+}
+
+/* (Re)creates the Lua tables the loop anchors its values in. */
+static void new_tables(lua_State *L, cn_loop *lp) {
+  push_tables(L);
+  store_tables(L, lp);
 }
 
 static void init_lists(cn_loop *lp) {
@@ -77,12 +88,14 @@ static int l_reset(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (lp->running)
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
-  /* The new poller first: when it cannot be made, nothing is forgotten. */
+  /* The new tables and poller first: when either cannot be made, nothing
+   * is forgotten (old tables kept with new counts would wake stale objects). */
+  push_tables(L);
   if (cn_fd_reset(lp, lp->backend0) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_free_all(lp);
   init_lists(lp);
-  new_tables(L, lp);
+  store_tables(L, lp);
   return 0;
 }
 
