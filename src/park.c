@@ -65,6 +65,26 @@ static void prepare_unset(lua_State *L, int kind) {
   lua_pushnil(L);
 }
 
+/* setwaker(kind, nil) on obj, for lua_pcall (args: obj, kind as an
+ * integer): finding setwaker and making the kind's name may raise too. */
+static int unset_call(lua_State *L) {
+  int kind = (int)lua_tointeger(L, 2);
+  lua_settop(L, 1);
+  prepare_unset(L, kind);
+  lua_call(L, 3, 0);
+  return 0;
+}
+
+/* Calls setwaker(kind, nil) on the object on top (which it pops) under
+ * lua_pcall, pushing nothing that allocates before the call: a memory error
+ * is caught like any other. Returns the status; an error stays on top. */
+static int pcall_unset(lua_State *L, int kind) {
+  lua_pushcfunction(L, unset_call);
+  lua_insert(L, -2);
+  lua_pushinteger(L, kind);
+  return lua_pcall(L, 2, 0, 0);
+}
+
 static int waker(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_Integer tag = lua_tointeger(L, lua_upvalueindex(4));
@@ -414,10 +434,10 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
     lua_rawgeti(L, rec, R_WAIT + i);           /* obj */
     lua_pushnil(L);
     lua_rawseti(L, rec, R_WAIT + i);
-    prepare_unset(L, kind);
     if (!protected_calls) {
+      prepare_unset(L, kind);
       lua_call(L, 3, 0);
-    } else if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    } else if (pcall_unset(L, kind) != LUA_OK) {
       if (!failed) failed = lua_gettop(L); /* keep the first error */
       else lua_pop(L, 1);
     }
@@ -447,8 +467,7 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
     if (t->waits[i].fd >= 0)
       cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, kind, -1, t->waits[i].native);
     if (i < lp->nset && !t->waits[i].native) {
-      prepare_unset(L, kind);
-      if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
+      if (pcall_unset(L, kind) != LUA_OK) lua_pop(L, 1);
     } else {
       lua_pop(L, 1);
     }
