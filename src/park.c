@@ -43,17 +43,16 @@ void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i) {
     int key = t->waits[i].fd * 2 + t->waits[i].kind;
     if (lp->natslot[key] == t->slot + 1) lp->natslot[key] = 0;
   }
-  if (t->internal) {                           /* nobody reads the lists */
-    if (t->state == T_PARKED) cn_make_ready(lp, t);
-    return;
-  }
+  /* Ready before the list entry, which allocates: a memory error then
+   * costs the entry, never the wake. */
+  if (t->state == T_PARKED) cn_make_ready(lp, t);
+  if (t->internal) return;                     /* nobody reads the lists */
   luaL_checkstack(L, 4, NULL);
   cn_push_record(L, lp, t->slot);
   rec = lua_gettop(L);
   lua_rawgeti(L, rec, R_WAIT + i);
   append(L, t->waits[i].kind, rec, rec + 1);
   lua_settop(L, rec - 1);
-  if (t->state == T_PARKED) cn_make_ready(lp, t);
 }
 
 /* Turns the object on top into a call of its setwaker(kind, nil): pushes
@@ -103,11 +102,11 @@ static int waker(lua_State *L) {
   else lua_call(L, 3, 0);
   t = cn_task_get(lp, slot);                   /* the call may have changed it */
   if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0;
+  if (t->state == T_PARKED) cn_make_ready(lp, t); /* first: see cn_deliver */
   if (!t->internal) {                          /* else nobody reads the lists */
     cn_push_record(L, lp, slot);               /* obj, rec */
     append(L, kind, lua_gettop(L), lua_gettop(L) - 1);
   }
-  if (t->state == T_PARKED) cn_make_ready(lp, t);
   return 0;
 }
 
