@@ -101,6 +101,8 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   t = lp->slots[slot];
   if (status == LUA_YIELD) {
     nres = lua_gettop(co);
+    lp->parking = slot;                        /* from here an error rolls the wait back */
+    lp->nset = 0;
     luaL_checkstack(L, 6, NULL);
     if (bare && nres == 1) {                   /* cn_prepark: the wrapper alone */
       lua_xmove(co, L, 1);
