@@ -234,6 +234,10 @@ int luaopen_cosock_core(lua_State *L) {
   if (b == NULL) return luaL_error(L, "cosock: COSOCK_POLLER names an unknown poller '%s'", env);
   lp = lua_newuserdata(L, sizeof *lp);         /* loop */
   memset(lp, 0, sizeof *lp);
+  /* No reference yet: __gc of a loop whose creation failed unrefs nothing
+   * (luaL_unref of 0 would clobber the registry's free list). */
+  lp->r_tasks = lp->r_fdsets = lp->r_inner = lp->r_natives = lp->r_hook = LUA_NOREF;
+  lp->r_handle_mt = LUA_NOREF;
   lp->backend0 = b;
   lp->current = lp->parking = lp->pre.slot = -1;
   init_lists(lp);
