@@ -238,6 +238,7 @@ int luaopen_cosock_core(lua_State *L) {
    * (luaL_unref of 0 would clobber the registry's free list). */
   lp->r_tasks = lp->r_fdsets = lp->r_inner = lp->r_natives = lp->r_hook = LUA_NOREF;
   lp->r_handle_mt = LUA_NOREF;
+  cn_mem_init(&lp->mem, L);
   lp->backend0 = b;
   lp->current = lp->parking = lp->pre.slot = -1;
   init_lists(lp);

@@ -22,27 +22,50 @@
 
 #include "loop.h"
 
-static void *grow(lua_State *L, void *p, size_t oldn, size_t n, size_t size) {
-  char *q = realloc(p, n * size);
-  if (q == NULL) luaL_error(L, "cosock: out of memory");
-  memset(q + oldn * size, 0, (n - oldn) * size);
+/* Resizes a per-fd array from oldn to n elements of size bytes, zeroing the
+ * new ones. NULL when memory is exhausted (the array is unchanged). */
+static void *grow(cn_loop *lp, void *p, size_t oldn, size_t n, size_t size) {
+  char *q = cn_mem_resize(&lp->mem, p, oldn * size, n * size);
+  if (q) memset(q + oldn * size, 0, (n - oldn) * size);
   return q;
 }
 
+/* grow_fds's steps: an array with mult entries per fd; grown counts those done. */
+#define GROW_ONE(field, mult)                                                        \
+  do {                                                                               \
+    void *q_ = grow(lp, (void *)lp->field, (mult) * old, (mult) * n, sizeof *lp->field); \
+    if (q_ == NULL) goto fail;                                                       \
+    lp->field = q_;                                                                  \
+    grown++;                                                                         \
+  } while (0)
+#define SHRINK_ONE(k, field, mult)                                                   \
+  if (grown > (k))                                                                   \
+    lp->field = cn_mem_resize(&lp->mem, (void *)lp->field, (mult) * n * sizeof *lp->field, \
+                              (mult) * old * sizeof *lp->field)
+
 static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
   size_t old = (size_t)lp->nfd, n = old ? old : 64;
+  int grown = 0;
   if (fd >= CN_MAX_FD) luaL_error(L, "cosock: descriptor %d is too large", fd);
   while (n <= (size_t)fd) n *= 2;
-  /* Each array is replaced as soon as it grows, so a failure leaves the old
-   * ones valid; nfd moves only when all of them are big enough. */
-  lp->fdcount = grow(L, lp->fdcount, 2 * old, 2 * n, sizeof *lp->fdcount);
-  lp->natslot = grow(L, lp->natslot, 2 * old, 2 * n, sizeof *lp->natslot);
-  lp->natwait = grow(L, lp->natwait, 2 * old, 2 * n, sizeof *lp->natwait);
-  lp->fdflag = grow(L, lp->fdflag, old, n, sizeof *lp->fdflag);
-  lp->fdobj = grow(L, (void *)lp->fdobj, old, n, sizeof *lp->fdobj);
+  GROW_ONE(fdcount, 2);
+  GROW_ONE(natslot, 2);
+  GROW_ONE(natwait, 2);
+  GROW_ONE(fdflag, 1);
+  GROW_ONE(fdobj, 1);
   /* dirty[] holds each fd at most once (fdflag): nfd entries always do. */
-  lp->dirty = grow(L, lp->dirty, old, n, sizeof *lp->dirty);
+  GROW_ONE(dirty, 1);
   lp->nfd = (int)n;
+  return;
+fail:
+  /* Every array back to the nfd entries the loop's sizes say (shrinking
+   * cannot fail): the allocator is told each block's true size. */
+  SHRINK_ONE(0, fdcount, 2);
+  SHRINK_ONE(1, natslot, 2);
+  SHRINK_ONE(2, natwait, 2);
+  SHRINK_ONE(3, fdflag, 1);
+  SHRINK_ONE(4, fdobj, 1);
+  luaL_error(L, "cosock: out of memory");
 }
 
 /* Pushes fdsets[key], creating it when create is set (else pushes nil). */
@@ -242,13 +265,14 @@ void cn_fd_closing(lua_State *L, cn_loop *lp, int fd) {
 
 /* Frees the poller and every per-fd array. */
 void cn_fd_free(cn_loop *lp) {
+  size_t n = (size_t)lp->nfd;
   cn_poller_free(&lp->poller);
-  free(lp->fdcount);
-  free(lp->natslot);
-  free(lp->natwait);
-  free(lp->fdflag);
-  free((void *)lp->fdobj);
-  free(lp->dirty);
+  cn_mem_free(&lp->mem, lp->fdcount, 2 * n * sizeof *lp->fdcount);
+  cn_mem_free(&lp->mem, lp->natslot, 2 * n * sizeof *lp->natslot);
+  cn_mem_free(&lp->mem, lp->natwait, 2 * n * sizeof *lp->natwait);
+  cn_mem_free(&lp->mem, lp->fdflag, n * sizeof *lp->fdflag);
+  cn_mem_free(&lp->mem, (void *)lp->fdobj, n * sizeof *lp->fdobj);
+  cn_mem_free(&lp->mem, lp->dirty, n * sizeof *lp->dirty);
   lp->fdcount = lp->natslot = lp->natwait = lp->dirty = NULL;
   lp->fdflag = NULL;
   lp->fdobj = NULL;

@@ -17,6 +17,7 @@
 
 #include <lua.h>
 
+#include "mem.h"
 #include "poller.h"
 #include "timer_heap.h"
 
@@ -117,6 +118,7 @@ typedef struct cn_loop {
   int nnatmt;
   const cn_backend *backend0; /* the backend reset goes back to */
   const void *tcp_mt;       /* LuaSocket's tcp{client} metatable, once seen (wrapper.c) */
+  cn_mem mem;               /* the Lua state's allocator, for the C memory above */
 } cn_loop;
 
 #define LOOP_UPVALUE lua_upvalueindex(1)

@@ -119,22 +119,22 @@ static void push_waker(lua_State *L, int slot, lua_Integer waitid, int kind, int
   lua_pushcclosure(L, waker, 4);
 }
 
-static void ensure_waits(lua_State *L, cn_task *t, int n) {
+static void ensure_waits(lua_State *L, cn_loop *lp, cn_task *t, int n) {
   cn_wait *w;
   int cap;
   if (n <= t->capwait) return;
   cap = t->capwait ? t->capwait * 2 : 4;
   while (cap < n) cap *= 2;
-  w = realloc(t->waits, (size_t)cap * sizeof *w);
+  w = cn_mem_resize(&lp->mem, t->waits, (size_t)t->capwait * sizeof *w, (size_t)cap * sizeof *w);
   if (w == NULL) luaL_error(L, "cosock: out of memory");
   t->waits = w;
   t->capwait = cap;
 }
 
 /* Appends a wait of t on the object at index obj (not yet polled). */
-static void add_wait(lua_State *L, cn_task *t, int obj, int kind, int native) {
+static void add_wait(lua_State *L, cn_loop *lp, cn_task *t, int obj, int kind, int native) {
   cn_wait *w;
-  ensure_waits(L, t, t->nwait + 1);
+  ensure_waits(L, lp, t, t->nwait + 1);
   w = &t->waits[t->nwait++];
   w->obj = lua_topointer(L, obj);
   w->fd = -1;
@@ -185,7 +185,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
       }
       lua_pop(L, 1);
     }
-    add_wait(L, t, lua_gettop(L), kind, native);
+    add_wait(L, lp, t, lua_gettop(L), kind, native);
     if (kind == K_RECV) t->nrecvt++; else t->nsendt++;
     lua_rawseti(L, rec, R_WAIT + t->nwait - 1); /* key */
   }
@@ -309,7 +309,7 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   t->nrecvt = kind == K_RECV;
   t->nsendt = kind == K_SEND;
   t->nwait = 0;
-  add_wait(L, t, obj, kind, 1);
+  add_wait(L, lp, t, obj, kind, 1);
   t->waitid = lp->pre.waitid;
   t->state = T_PARKED;
   lp->nset = 1;

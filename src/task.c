@@ -28,14 +28,22 @@ static void reserve_slot(lua_State *L, cn_loop *lp) {
   if (lp->nfree > 0 || lp->nslots < lp->capslots) return;
   cap = lp->capslots ? lp->capslots * 2 : 64;
   if (cap < 0 || (size_t)cap > ((size_t)-1) / sizeof *slots) luaL_error(L, "cosock: too many tasks");
-  slots = realloc(lp->slots, (size_t)cap * sizeof *slots);
+  /* Each task has at most one armed timer: push can then never fail. First:
+   * a heap bigger than needed is harmless, arrays sized unlike capslots not. */
+  if (th_reserve(&lp->timers, (size_t)cap) != 0) luaL_error(L, "cosock: out of memory");
+  slots = cn_mem_resize(&lp->mem, lp->slots, (size_t)lp->capslots * sizeof *slots,
+                        (size_t)cap * sizeof *slots);
   if (slots == NULL) luaL_error(L, "cosock: out of memory");
   lp->slots = slots;
-  freeslots = realloc(lp->freeslots, (size_t)cap * sizeof *freeslots);
-  if (freeslots == NULL) luaL_error(L, "cosock: out of memory");
+  freeslots = cn_mem_resize(&lp->mem, lp->freeslots, (size_t)lp->capslots * sizeof *freeslots,
+                            (size_t)cap * sizeof *freeslots);
+  if (freeslots == NULL) {
+    /* Back to the size capslots says (shrinking cannot fail). */
+    lp->slots = cn_mem_resize(&lp->mem, slots, (size_t)cap * sizeof *slots,
+                              (size_t)lp->capslots * sizeof *slots);
+    luaL_error(L, "cosock: out of memory");
+  }
   lp->freeslots = freeslots;
-  /* Each task has at most one armed timer: push can then never fail. */
-  if (th_reserve(&lp->timers, (size_t)cap) != 0) luaL_error(L, "cosock: out of memory");
   lp->capslots = cap;
 }
 
@@ -43,8 +51,9 @@ int cn_task_reserve(lua_State *L, cn_loop *lp) {
   reserve_slot(L, lp);
   if (lp->nfree == 0) {
     /* Task structs are kept for reuse: no allocation per spawn once warm. */
-    cn_task *t = calloc(1, sizeof *t);
+    cn_task *t = cn_mem_resize(&lp->mem, NULL, 0, sizeof *t);
     if (t == NULL) luaL_error(L, "cosock: out of memory");
+    memset(t, 0, sizeof *t);
     t->slot = lp->nslots;
     lp->slots[lp->nslots] = t;
     lp->freeslots[lp->nfree++] = lp->nslots++;
@@ -93,11 +102,12 @@ void cn_free_all(cn_loop *lp) {
   int i;
   th_free(&lp->timers); /* before the tasks its nodes live in */
   for (i = 0; i < lp->nslots; i++) {
-    if (lp->slots[i]) free(lp->slots[i]->waits);
-    free(lp->slots[i]);
+    cn_task *t = lp->slots[i];
+    if (t) cn_mem_free(&lp->mem, t->waits, (size_t)t->capwait * sizeof *t->waits);
+    cn_mem_free(&lp->mem, t, sizeof *t);
   }
-  free(lp->slots);
-  free(lp->freeslots);
+  cn_mem_free(&lp->mem, lp->slots, (size_t)lp->capslots * sizeof *lp->slots);
+  cn_mem_free(&lp->mem, lp->freeslots, (size_t)lp->capslots * sizeof *lp->freeslots);
   lp->slots = NULL;
   lp->freeslots = NULL;
   lp->nslots = lp->capslots = lp->nfree = 0;
