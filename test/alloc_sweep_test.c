@@ -27,7 +27,7 @@
  * Environment: abs_top_srcdir and abs_top_builddir (make check sets them)
  * locate the Lua modules and the built cosock.core; ALLOC_SWEEP_STRIDE=K
  * tries every K-th N only (make check-valgrind uses it: memcheck makes each
- * try about 30 times slower). */
+ * try about 20 times slower). */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
