@@ -96,6 +96,21 @@ static int c_wait(lua_State *L) {
   /* When someone waits already, the usual tuple below makes the loop call
    * setwaker, which raises cosock's error for a second waiter, from the loop. */
   busy = link_busy(L, lp, 2);
+  if (!busy) {
+    /* The ticket's fields get values that make no ticket (wslot -1) before
+     * cn_prepark: setting them afterwards then only replaces values, which
+     * allocates nothing, so no error can come between cn_prepark and the
+     * yield (the loop would take a later yield for the one it announced). */
+    lua_pushvalue(L, UP(WSLOT));
+    lua_pushinteger(L, -1);
+    lua_rawset(L, 2);
+    lua_pushvalue(L, UP(WID));
+    lua_pushinteger(L, 0);
+    lua_rawset(L, 2);
+    lua_pushvalue(L, UP(WAKER));
+    lua_pushboolean(L, 1);
+    lua_rawset(L, 2);
+  }
   if (!busy && (wid = cn_prepark(L, lp, K_RECV, has_timeout, timeout, 0)) != 0) {
     lua_pushvalue(L, UP(WAKER));
     lua_pushboolean(L, 1);

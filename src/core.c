@@ -107,6 +107,7 @@ int luaopen_cosock_core(lua_State *L) {
   if (b == NULL) return luaL_error(L, "cosock: COSOCK_POLLER names an unknown poller '%s'", env);
   lp = lua_newuserdata(L, sizeof *lp);         /* loop */
   memset(lp, 0, sizeof *lp);
+  cn_mem_init(&lp->mem, L);
   luaL_newmetatable(L, LOOP_MT);
   lua_pushcfunction(L, loop_gc);
   lua_setfield(L, -2, "__gc");

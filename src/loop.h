@@ -27,6 +27,7 @@
 
 #include "lib/poller.h"
 #include "lib/timer_heap.h"
+#include "mem.h"
 
 struct cn_task;
 
@@ -41,6 +42,8 @@ typedef struct cn_list { int head, tail, n; } cn_list;
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
 
 typedef struct cn_loop {
+  cn_mem mem;                 /* the Lua state's allocator, for the C arrays (mem.c) */
+
   /* task.c: the task slots, the run lists and the task timers. */
   struct {
     struct cn_task **slots;

@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 
 #include "lib/clock.h"
+#include "mem.h"
 #include "park.h"
 #include "run.h"
 #include "task.h"
@@ -43,17 +44,16 @@ void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i) {
   t->waits[i].fired = 1;
   if (t->waits[i].native && t->waits[i].fd >= 0)
     cn_fd_release_native(lp, t->waits[i].fd, t->waits[i].kind, t->slot);
-  if (t->internal) {                           /* nobody reads the lists */
-    if (t->state == T_PARKED) cn_make_ready(lp, t);
-    return;
-  }
+  /* Ready before the list entry, which allocates: a memory error then
+   * costs the entry, never the wake. */
+  if (t->state == T_PARKED) cn_make_ready(lp, t);
+  if (t->internal) return;                     /* nobody reads the lists */
   luaL_checkstack(L, 4, NULL);
   cn_push_record(L, lp, t->slot);
   rec = lua_gettop(L);
   lua_rawgeti(L, rec, R_WAIT + i);
   append(L, t->waits[i].kind, rec, rec + 1);
   lua_settop(L, rec - 1);
-  if (t->state == T_PARKED) cn_make_ready(lp, t);
 }
 
 /* Turns the object on top into a call of its setwaker(kind, nil): pushes
@@ -63,6 +63,26 @@ static void prepare_unset(lua_State *L, int kind) {
   lua_insert(L, -2);                           /* setwaker, obj */
   lua_pushstring(L, cn_kind_name(kind));
   lua_pushnil(L);
+}
+
+/* setwaker(kind, nil) on obj, for lua_pcall (args: obj, kind as an
+ * integer): finding setwaker and making the kind's name may raise too. */
+static int unset_call(lua_State *L) {
+  int kind = (int)lua_tointeger(L, 2);
+  lua_settop(L, 1);
+  prepare_unset(L, kind);
+  lua_call(L, 3, 0);
+  return 0;
+}
+
+/* Calls setwaker(kind, nil) on the object on top (which it pops) under
+ * lua_pcall, pushing nothing that allocates before the call: a memory error
+ * is caught like any other. Returns the status; an error stays on top. */
+static int pcall_unset(lua_State *L, int kind) {
+  lua_pushcfunction(L, unset_call);
+  lua_insert(L, -2);
+  lua_pushinteger(L, kind);
+  return lua_pcall(L, 2, 0, 0);
 }
 
 static int waker(lua_State *L) {
@@ -83,11 +103,11 @@ static int waker(lua_State *L) {
   else lua_call(L, 3, 0);
   t = cn_task_get(lp, slot);                   /* the call may have changed it */
   if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0;
+  if (t->state == T_PARKED) cn_make_ready(lp, t); /* first: see cn_deliver */
   if (!t->internal) {                          /* else nobody reads the lists */
     cn_push_record(L, lp, slot);               /* obj, rec */
     append(L, kind, lua_gettop(L), lua_gettop(L) - 1);
   }
-  if (t->state == T_PARKED) cn_make_ready(lp, t);
   return 0;
 }
 
@@ -119,17 +139,17 @@ static void push_waker(lua_State *L, int slot, lua_Integer waitid, int kind, int
   lua_pushcclosure(L, waker, 4);
 }
 
-static void ensure_waits(lua_State *L, cn_task *t, int n) {
+static void ensure_waits(lua_State *L, cn_loop *lp, cn_task *t, int n) {
   cn_wait *w;
   int cap;
   if (n <= t->capwait) return;
   cap = t->capwait < 4 ? 4 : t->capwait * 2;
   while (cap < n) cap *= 2;
   if (t->waits == &t->wait1) {                 /* the embedded one: move out */
-    w = malloc((size_t)cap * sizeof *w);
+    w = cn_mem_resize(&lp->mem, NULL, 0, (size_t)cap * sizeof *w);
     if (w != NULL) w[0] = t->wait1;
   } else {
-    w = realloc(t->waits, (size_t)cap * sizeof *w);
+    w = cn_mem_resize(&lp->mem, t->waits, (size_t)t->capwait * sizeof *w, (size_t)cap * sizeof *w);
   }
   if (w == NULL) luaL_error(L, "cosock: out of memory");
   t->waits = w;
@@ -137,9 +157,9 @@ static void ensure_waits(lua_State *L, cn_task *t, int n) {
 }
 
 /* Appends a wait of t on the object at index obj (not yet polled). */
-static void add_wait(lua_State *L, cn_task *t, int obj, int kind, int native) {
+static void add_wait(lua_State *L, cn_loop *lp, cn_task *t, int obj, int kind, int native) {
   cn_wait *w;
-  ensure_waits(L, t, t->nwait + 1);
+  ensure_waits(L, lp, t, t->nwait + 1);
   w = &t->waits[t->nwait++];
   w->obj = lua_topointer(L, obj);
   w->fd = -1;
@@ -190,7 +210,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
       }
       lua_pop(L, 1);
     }
-    add_wait(L, t, lua_gettop(L), kind, native);
+    add_wait(L, lp, t, lua_gettop(L), kind, native);
     if (kind == K_RECV) t->nrecvt++; else t->nsendt++;
     lua_rawseti(L, rec, R_WAIT + t->nwait - 1); /* key */
   }
@@ -292,6 +312,11 @@ int cn_prepark_taken(cn_loop *lp, int slot) {
   return taken;
 }
 
+void cn_park_begin(cn_loop *lp, int slot) {
+  lp->park.parking = slot;
+  lp->park.nset = 0;
+}
+
 void cn_park_clear(cn_loop *lp) {
   lp->park.parking = lp->park.pre.slot = -1;
 }
@@ -311,7 +336,7 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   t->nrecvt = kind == K_RECV;
   t->nsendt = kind == K_SEND;
   t->nwait = 0;
-  add_wait(L, t, obj, kind, 1);
+  add_wait(L, lp, t, obj, kind, 1);
   t->waitid = lp->park.pre.waitid;
   t->state = T_PARKED;
   lp->park.nset = 1;
@@ -413,8 +438,15 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
     return 0;
   }
   if (rec == 0) {
-    cn_push_record(L, lp, t->slot);
+    cn_task_push_record(L, lp, t->slot);        /* a protocol wait has one (no allocation) */
     rec = lua_gettop(L);
+  }
+  if (!lua_istable(L, rec)) {                  /* no objects to tell: only fds to drop */
+    for (i = 0; i < n; i++)
+      if (t->waits[i].fd >= 0 && t->waits[i].native)
+        cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, t->waits[i].kind, 0, 1);
+    lua_settop(L, top);
+    return 0;
   }
   for (i = 0; i < n; i++) {
     if (t->waits[i].fd < 0) continue;
@@ -436,10 +468,10 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
     lua_rawgeti(L, rec, R_WAIT + i);           /* obj */
     lua_pushnil(L);
     lua_rawseti(L, rec, R_WAIT + i);
-    prepare_unset(L, kind);
     if (!protected_calls) {
+      prepare_unset(L, kind);
       lua_call(L, 3, 0);
-    } else if (lua_pcall(L, 3, 0, 0) != LUA_OK) {
+    } else if (pcall_unset(L, kind) != LUA_OK) {
       if (!failed) failed = lua_gettop(L); /* keep the first error */
       else lua_pop(L, 1);
     }
@@ -461,16 +493,16 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
   int i, rec;
   if (t == NULL) { lp->park.parking = -1; return; }
   /* lp->park.parking stays set: a cancel from the setwaker calls below is refused. */
-  cn_push_record(L, lp, t->slot);
+  cn_task_push_record(L, lp, t->slot);         /* nil for a bare wait (nothing to allocate here) */
   rec = lua_gettop(L);
   for (i = 0; i < t->nwait; i++) {
     int kind = t->waits[i].kind;
-    lua_rawgeti(L, rec, R_WAIT + i);
+    if (lua_istable(L, rec)) lua_rawgeti(L, rec, R_WAIT + i);
+    else lua_pushnil(L);
     if (t->waits[i].fd >= 0)
       cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, kind, -1, t->waits[i].native);
-    if (i < lp->park.nset && !t->waits[i].native) {
-      prepare_unset(L, kind);
-      if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
+    if (i < lp->park.nset && !t->waits[i].native && !lua_isnil(L, -1)) {
+      if (pcall_unset(L, kind) != LUA_OK) lua_pop(L, 1);
     } else {
       lua_pop(L, 1);
     }

@@ -35,6 +35,9 @@ lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, dou
 int cn_prepark_taken(cn_loop *lp, int slot);
 /* Parks slot on the object at obj, as its cn_prepark noted. */
 void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
+/* slot just yielded: from now on an error rolls its wait back (the parks
+ * below say the same; run says it first, before it needs any memory). */
+void cn_park_begin(cn_loop *lp, int slot);
 /* Forgets any half-made wait (run calls it as it starts). */
 void cn_park_clear(cn_loop *lp);
 /* True while slot's wait is being made (a cancel must wait). */

@@ -48,7 +48,10 @@ static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) 
  * with no handler, run raises it. The task is freed first. */
 static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   int base = lua_gettop(L), type = lua_type(co, -1);
-  luaL_checkstack(L, 8, NULL);
+  if (!lua_checkstack(L, 8)) {                 /* no room: the task goes all the same */
+    cn_task_free(L, lp, t);
+    luaL_error(L, "cosock: out of memory");
+  }
   cn_task_push_handle(L, lp, t->slot);         /* base+1: handle or nil */
   cn_task_push_name(L, lp, t->slot);           /* base+2 */
   cn_task_push_co(L, t);                       /* base+3: keeps co alive */
@@ -64,7 +67,7 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   lua_settop(co, 0);
   cn_handle_finish(L, lp, base + 1, CN_ENDED_RAISED, base + 4, 1);
   cn_push_ref(L, lp->run.r_errh);              /* base+5 */
-  if (lua_isnil(L, base + 5)) {
+  if (!lua_isfunction(L, base + 5)) {
     lua_pushvalue(L, base + 4);
     lua_error(L);
   }
@@ -128,6 +131,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   t = cn_task_get(lp, slot);
   if (status == LUA_YIELD) {
     nres = lua_gettop(co);
+    cn_park_begin(lp, slot);                   /* from here an error rolls the wait back */
     luaL_checkstack(L, 6, NULL);
     if (bare && nres == 1) {                   /* cn_prepark: the wrapper alone */
       lua_xmove(co, L, 1);
@@ -224,12 +228,19 @@ static void recover(lua_State *L, cn_loop *lp) {
   for (i = 0; i < 2; i++) {
     if (removed[i] < 0) continue;
     lua_pushcfunction(L, finish_removed);
-    lua_pushvalue(L, LOOP_UPVALUE);
+    lua_pushlightuserdata(L, lp);
     lua_pushvalue(L, err + 1 + (removed[0] >= 0 && i == 1));
     lua_pushvalue(L, err);
     if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
   }
   lua_settop(L, err);
+}
+
+/* recover(loop, err) under lua_pcall: a light C function and a light
+ * userdata, so calling it allocates nothing. */
+static int recover_protected(lua_State *L) {
+  recover(L, (cn_loop *)lua_touserdata(L, 1));
+  return 0;
 }
 
 int cn_run(lua_State *L) {
@@ -238,14 +249,21 @@ int cn_run(lua_State *L) {
   if (lp->run.running)
     return luaL_error(L, "cosock.run: the loop is already running (run was called from inside a task)");
   lua_settop(L, 0);
+  lua_pushvalue(L, LOOP_UPVALUE);
+  lua_pushcclosure(L, run_passes, 1);          /* may raise: nothing is marked yet */
   lp->run.running = 1;
   lp->run.current = -1;
   lp->run.current_co = NULL;
   cn_park_clear(lp);
-  lua_pushvalue(L, LOOP_UPVALUE);
-  lua_pushcclosure(L, run_passes, 1);
   status = lua_pcall(L, 0, 0, 0);
-  if (status != LUA_OK) recover(L, lp);        /* still running: its Lua calls cannot run() */
+  if (status != LUA_OK) {                      /* still running: its Lua calls cannot run() */
+    /* Protected too: whatever recovery raises, running is cleared below and
+     * the pass's error is the one raised. */
+    lua_pushcfunction(L, recover_protected);
+    lua_pushlightuserdata(L, lp);
+    lua_pushvalue(L, 1);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
+  }
   lp->run.running = 0;
   if (status != LUA_OK) return lua_error(L);
   return 0;
@@ -260,12 +278,13 @@ static int l_set_error_handler(lua_State *L) {
     return luaL_error(L, "bad argument #1 to 'set_error_handler' (function or nil expected, got %s)",
                       luaL_typename(L, 1));
   lua_settop(L, 1);
+  if (lua_isnil(L, 1)) lua_pushboolean(L, 0);  /* a nil would free the registry slot */
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->run.r_errh);
   return 0;
 }
 
 void cn_run_reset(lua_State *L, cn_loop *lp) {
-  lua_pushnil(L);
+  lua_pushboolean(L, 0);                       /* none (a nil would free the registry slot) */
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->run.r_errh); /* an existing slot: no allocation */
 }
 
@@ -275,6 +294,7 @@ static int l_set_stall_hook(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (!lua_isnoneornil(L, 1)) luaL_checktype(L, 1, LUA_TFUNCTION);
   lua_settop(L, 1);
+  if (lua_isnil(L, 1)) lua_pushboolean(L, 0);  /* a nil would free the registry slot */
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->run.r_hook);
   return 0;
 }

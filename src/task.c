@@ -7,6 +7,7 @@
 
 #include <lauxlib.h>
 
+#include "mem.h"
 #include "task.h"
 
 static void list_push(cn_loop *lp, unsigned char which, cn_task *t);
@@ -71,15 +72,25 @@ static void reserve_slot(lua_State *L, cn_loop *lp) {
   cap = lp->tasks.capslots ? lp->tasks.capslots * 2 : 64;
   if (cap <= 0 || cap > (1 << 26) || (size_t)cap > ((size_t)-1) / sizeof *slots)
     luaL_error(L, "cosock: too many tasks");
+  /* Bigger tables and heap first: too big is harmless, C arrays sized
+   * unlike capslots are not. */
   grow_arrays(L, lp, cap);
-  slots = realloc(lp->tasks.slots, (size_t)cap * sizeof *slots);
-  if (slots == NULL) luaL_error(L, "cosock: out of memory");
-  lp->tasks.slots = slots;
-  freeslots = realloc(lp->tasks.freeslots, (size_t)cap * sizeof *freeslots);
-  if (freeslots == NULL) luaL_error(L, "cosock: out of memory");
-  lp->tasks.freeslots = freeslots;
   /* Each task has at most one armed timer: push can then never fail. */
   if (th_reserve(&lp->tasks.timers, (size_t)cap) != 0) luaL_error(L, "cosock: out of memory");
+  slots = cn_mem_resize(&lp->mem, lp->tasks.slots, (size_t)lp->tasks.capslots * sizeof *slots,
+                        (size_t)cap * sizeof *slots);
+  if (slots == NULL) luaL_error(L, "cosock: out of memory");
+  lp->tasks.slots = slots;
+  freeslots = cn_mem_resize(&lp->mem, lp->tasks.freeslots,
+                            (size_t)lp->tasks.capslots * sizeof *freeslots,
+                            (size_t)cap * sizeof *freeslots);
+  if (freeslots == NULL) {
+    /* Back to the size capslots says (shrinking cannot fail). */
+    lp->tasks.slots = cn_mem_resize(&lp->mem, slots, (size_t)cap * sizeof *slots,
+                                    (size_t)lp->tasks.capslots * sizeof *slots);
+    luaL_error(L, "cosock: out of memory");
+  }
+  lp->tasks.freeslots = freeslots;
   lp->tasks.capslots = cap;
 }
 
@@ -87,8 +98,9 @@ int cn_task_reserve(lua_State *L, cn_loop *lp) {
   reserve_slot(L, lp);
   if (lp->tasks.nfree == 0) {
     /* Task structs are kept for reuse: no allocation per spawn once warm. */
-    cn_task *t = calloc(1, sizeof *t);
+    cn_task *t = cn_mem_resize(&lp->mem, NULL, 0, sizeof *t);
     if (t == NULL) luaL_error(L, "cosock: out of memory");
+    memset(t, 0, sizeof *t);
     t->slot = lp->tasks.nslots;
     t->waits = &t->wait1;                      /* one wait needs no array */
     t->capwait = 1;
@@ -184,12 +196,14 @@ static void free_all(cn_loop *lp) {
   int i;
   th_free(&lp->tasks.timers); /* before the tasks its nodes live in */
   for (i = 0; i < lp->tasks.nslots; i++) {
-    if (lp->tasks.slots[i] && lp->tasks.slots[i]->waits != &lp->tasks.slots[i]->wait1)
-      free(lp->tasks.slots[i]->waits);
-    free(lp->tasks.slots[i]);
+    cn_task *t = lp->tasks.slots[i];
+    if (t && t->waits != &t->wait1)
+      cn_mem_free(&lp->mem, t->waits, (size_t)t->capwait * sizeof *t->waits);
+    cn_mem_free(&lp->mem, t, sizeof *t);
   }
-  free(lp->tasks.slots);
-  free(lp->tasks.freeslots);
+  cn_mem_free(&lp->mem, lp->tasks.slots, (size_t)lp->tasks.capslots * sizeof *lp->tasks.slots);
+  cn_mem_free(&lp->mem, lp->tasks.freeslots,
+              (size_t)lp->tasks.capslots * sizeof *lp->tasks.freeslots);
   lp->tasks.slots = NULL;
   lp->tasks.freeslots = NULL;
   lp->tasks.nslots = lp->tasks.capslots = lp->tasks.nfree = 0;

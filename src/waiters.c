@@ -22,30 +22,45 @@
 
 #include <lauxlib.h>
 
+#include "mem.h"
 #include "park.h"
 #include "task.h"
 #include "waiters.h"
 
-static void *grow(lua_State *L, void *p, size_t oldn, size_t n, size_t size) {
-  char *q = realloc(p, n * size);
-  if (q == NULL) luaL_error(L, "cosock: out of memory");
-  memset(q + oldn * size, 0, (n - oldn) * size);
-  return q;
+/* The per-fd arrays: where each is, its entries per fd, its element size.
+ * They come from the Lua state's allocator (mem.c), which is told each
+ * block's true size, so they always have exactly the size nfd says. */
+typedef struct fd_array { void **p; size_t mult, size; } fd_array;
+
+static int fd_arrays(cn_loop *lp, fd_array *a) {
+  a[0] = (fd_array){ (void **)&lp->waiters.fdcount, 2, sizeof *lp->waiters.fdcount };
+  a[1] = (fd_array){ (void **)&lp->waiters.natslot, 2, sizeof *lp->waiters.natslot };
+  a[2] = (fd_array){ (void **)&lp->waiters.natwait, 2, sizeof *lp->waiters.natwait };
+  a[3] = (fd_array){ (void **)&lp->waiters.fdflag, 1, sizeof *lp->waiters.fdflag };
+  a[4] = (fd_array){ (void **)&lp->waiters.fdobj, 1, sizeof *lp->waiters.fdobj };
+  /* dirty[] holds each fd at most once (fdflag): nfd entries always do. */
+  a[5] = (fd_array){ (void **)&lp->waiters.dirty, 1, sizeof *lp->waiters.dirty };
+  return 6;
 }
 
 static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
+  fd_array a[6];
   size_t old = (size_t)lp->waiters.nfd, n = old ? old : 64;
+  int i, count = fd_arrays(lp, a);
   if (fd >= CN_MAX_FD) luaL_error(L, "cosock: descriptor %d is too large", fd);
   while (n <= (size_t)fd) n *= 2;
-  /* Each array is replaced as soon as it grows, so a failure leaves the old
-   * ones valid; nfd moves only when all of them are big enough. */
-  lp->waiters.fdcount = grow(L, lp->waiters.fdcount, 2 * old, 2 * n, sizeof *lp->waiters.fdcount);
-  lp->waiters.natslot = grow(L, lp->waiters.natslot, 2 * old, 2 * n, sizeof *lp->waiters.natslot);
-  lp->waiters.natwait = grow(L, lp->waiters.natwait, 2 * old, 2 * n, sizeof *lp->waiters.natwait);
-  lp->waiters.fdflag = grow(L, lp->waiters.fdflag, old, n, sizeof *lp->waiters.fdflag);
-  lp->waiters.fdobj = grow(L, (void *)lp->waiters.fdobj, old, n, sizeof *lp->waiters.fdobj);
-  /* dirty[] holds each fd at most once (fdflag): nfd entries always do. */
-  lp->waiters.dirty = grow(L, lp->waiters.dirty, old, n, sizeof *lp->waiters.dirty);
+  for (i = 0; i < count; i++) {
+    char *q = cn_mem_resize(&lp->mem, *a[i].p, a[i].mult * old * a[i].size, a[i].mult * n * a[i].size);
+    if (q == NULL) {
+      /* Those already grown go back to nfd entries (shrinking cannot fail). */
+      while (--i >= 0)
+        *a[i].p = cn_mem_resize(&lp->mem, *a[i].p, a[i].mult * n * a[i].size,
+                                a[i].mult * old * a[i].size);
+      luaL_error(L, "cosock: out of memory");
+    }
+    memset(q + a[i].mult * old * a[i].size, 0, a[i].mult * (n - old) * a[i].size);
+    *a[i].p = q;
+  }
   lp->waiters.nfd = (int)n;
 }
 
@@ -283,15 +298,12 @@ void cn_fd_cache(lua_State *L, int obj, int fd) {
 /* ---- life of the index ----------------------------------------------------- */
 
 static void free_arrays(cn_loop *lp) {
-  free(lp->waiters.fdcount);
-  free(lp->waiters.natslot);
-  free(lp->waiters.natwait);
-  free(lp->waiters.fdflag);
-  free((void *)lp->waiters.fdobj);
-  free(lp->waiters.dirty);
-  lp->waiters.fdcount = lp->waiters.natslot = lp->waiters.natwait = lp->waiters.dirty = NULL;
-  lp->waiters.fdflag = NULL;
-  lp->waiters.fdobj = NULL;
+  fd_array a[6];
+  int i, count = fd_arrays(lp, a);
+  for (i = 0; i < count; i++) {
+    cn_mem_free(&lp->mem, *a[i].p, a[i].mult * (size_t)lp->waiters.nfd * a[i].size);
+    *a[i].p = NULL;
+  }
   lp->waiters.nfd = lp->waiters.ndirty = lp->waiters.nwaitfds = 0;
 }
 

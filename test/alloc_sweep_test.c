@@ -1,0 +1,331 @@
+/* alloc_sweep_test: allocation failure everywhere, one allocation at a time.
+ *
+ * Each sweep runs a piece of Lua in a fresh lua_State whose allocator fails
+ * every allocation after the N-th, for N = 0, 1, 2, ... until the piece
+ * completes; then again with only two allocations failing (see sweep()).
+ * After each try it turns allocation back on and checks
+ * that the loop is still usable: every task can be cancelled, run() returns,
+ * reset() works, nothing is left in the loop, the whole workload then runs
+ * to the end, and after lua_close no byte the allocator handed out and no fd
+ * is left. The loop's own C memory (task slots, waits, fd arrays) comes from
+ * the Lua allocator too (src/mem.c), so the sweep fails those allocations
+ * as well.
+ *
+ * The one error a try may end with is a memory error; anything else (a
+ * lost wake that ran into a timeout, a stall) fails the sweep.
+ *
+ * Sweeps (the Lua pieces are in test/alloc_workload.lua):
+ *   open_module       require "cosock.core" (the loop's creation)
+ *   workload          tasks, channels, sleeps, TCP echo on 127.0.0.1,
+ *                     cancels, an erroring task
+ *   reset_parked      reset() with tasks parked on a channel, sockets, an
+ *                     object and a timer
+ *   cancel_parked     cancel() of each of those tasks
+ *   receive_in_pcall  a channel receive that fails inside pcall, then a
+ *                     plain yield
+ *
+ * Environment: abs_top_srcdir and abs_top_builddir (make check sets them)
+ * locate the Lua modules and the built cosock.core; ALLOC_SWEEP_STRIDE=K
+ * tries every K-th N only (make check-valgrind uses it: memcheck makes each
+ * try about 20 times slower). */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+/* ---- the failing allocator ------------------------------------------------ */
+
+typedef struct alloc_ctx {
+  size_t bytes;   /* handed out and not yet freed */
+  long count;     /* allocations (new blocks and growths) so far */
+  long limit;     /* the count after which they fail; -1: never */
+  int burst;      /* fail only the two after limit (Lua retries once) */
+  long bad_osize; /* calls whose osize was not the block's size */
+} alloc_ctx;
+
+/* Each block carries its size, so the byte count does not trust osize, and
+ * a caller that passes a wrong one (the loop's C memory, src/mem.c) shows. */
+typedef union header { size_t size; max_align_t align; } header;
+
+static void *sweep_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  alloc_ctx *ctx = ud;
+  header *h = ptr ? (header *)ptr - 1 : NULL;
+  size_t old = h ? h->size : 0;
+  if (h && osize != old) ctx->bad_osize++;
+  if (nsize == 0) {
+    if (h) {
+      ctx->bytes -= old;
+      free(h);
+    }
+    return NULL;
+  }
+  /* Lua requires that shrinking never fails; every other request counts. */
+  if (nsize > old) {
+    ctx->count++;
+    if (ctx->limit >= 0 && ctx->count > ctx->limit && (!ctx->burst || ctx->count <= ctx->limit + 2))
+      return NULL;
+  }
+  h = realloc(h, sizeof *h + nsize);
+  if (h == NULL) return NULL;
+  ctx->bytes = ctx->bytes - old + nsize;
+  h->size = nsize;
+  return h + 1;
+}
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+static const char *srcdir, *builddir;
+static long stride = 1;
+static int verbose;
+static long leaked_sockets;
+static long current_n = -1;
+static int current_burst;
+static const char *current_sweep = "";
+
+static void on_alarm(int sig) {
+  char msg[160];
+  int n = snprintf(msg, sizeof msg, "alloc_sweep_test: %s at N=%ld did not finish in time\n",
+                   current_sweep, current_n);
+  (void)sig;
+  if (n > 0 && write(2, msg, (size_t)n) < 0) _exit(3);
+  _exit(2);
+}
+
+/* Open fds that are not sockets (the loop's own: an epoll instance), and
+ * the sockets open now that were not open at *before (NULL: none recorded).
+ * Leaked sockets are closed: a leak is reported once and does not pile up. */
+static int fd_is_socket(int fd) {
+  char path[64], target[64];
+  ssize_t n;
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  n = readlink(path, target, sizeof target - 1);
+  if (n < 0) return 0;
+  target[n] = 0;
+  return strncmp(target, "socket:", 7) == 0;
+}
+
+typedef struct fd_snapshot { int other; unsigned char sock[1024]; } fd_snapshot;
+
+static void snapshot_fds(fd_snapshot *s) {
+  int fd;
+  memset(s, 0, sizeof *s);
+  for (fd = 0; fd < (int)sizeof s->sock; fd++) {
+    if (fcntl(fd, F_GETFD) < 0) continue;
+    if (fd_is_socket(fd)) s->sock[fd] = 1;
+    else s->other++;
+  }
+}
+
+/* How many sockets are open now that were not in before; closes them. */
+static int close_new_sockets(const fd_snapshot *before) {
+  fd_snapshot now;
+  int fd, n = 0;
+  snapshot_fds(&now);
+  for (fd = 0; fd < (int)sizeof now.sock; fd++)
+    if (now.sock[fd] && !before->sock[fd]) {
+      close(fd);
+      n++;
+    }
+  return n;
+}
+
+/* A state with the standard libraries and the paths of the build tree. */
+static lua_State *new_state(alloc_ctx *ctx) {
+  lua_State *L;
+  ctx->bytes = 0;
+  ctx->count = 0;
+  ctx->limit = -1;
+  ctx->burst = 0;
+  ctx->bad_osize = 0;
+  L = lua_newstate(sweep_alloc, ctx);
+  assert_non_null(L);
+  luaL_openlibs(L);
+  lua_getglobal(L, "package");
+  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s/test/?.lua;", srcdir, srcdir, srcdir);
+  lua_getfield(L, -2, "path");
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "path");
+  lua_pushfstring(L, "%s/src/cpath/?.so;", builddir);
+  lua_getfield(L, -2, "cpath");
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "cpath");
+  lua_pop(L, 1);
+  return L;
+}
+
+/* Runs code (allocation on); fails the test with N and the error if it raises. */
+static void must_run(lua_State *L, const char *code, const char *what) {
+  if (luaL_dostring(L, code) != LUA_OK)
+    fail_msg("%s at N=%ld: %s failed: %s", current_sweep, current_n, what, lua_tostring(L, -1));
+}
+
+/* After a failed try, allocation on again: the loop must be usable. */
+static const char CHECK_USABLE[] =
+  "local cosock = require 'cosock'\n"
+  "local core = require 'cosock.core'\n"
+  "if W then W.cancel_all() end\n"
+  "cosock.run()\n"                          /* not 'already running', nothing left to run */
+  "cosock.reset()\n"
+  "local st = core.stats()\n"
+  "assert(st.tasks == 0 and st.ready == 0 and st.timers == 0 and st.fds == 0,\n"
+  "  ('loop not empty: %d tasks, %d ready, %d timers, %d fds'):format(st.tasks, st.ready, st.timers, st.fds))\n"
+  "W = W or require('alloc_workload')\n"
+  "W.prepare()\n"
+  "assert(W.run() == true)\n"
+  "st = core.stats()\n"
+  "assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, 'loop not empty after a fresh workload')\n";
+
+/* One try: setup (allocation on), then body with allocation failing after
+ * n; returns whether body completed (returned true) and, in *allocs, how
+ * many allocations it asked for. Then checks. */
+static int try_once(long n, const char *setup, const char *body, long *allocs) {
+  alloc_ctx ctx;
+  fd_snapshot fds, after;
+  int done, status, leaked;
+  const char *msg;
+  lua_State *L;
+  current_n = n;
+  alarm(60);
+  snapshot_fds(&fds);
+  L = new_state(&ctx);
+  must_run(L, setup, "setup");
+  status = luaL_loadstring(L, body);
+  assert_int_equal(status, LUA_OK);
+  ctx.count = 0;
+  ctx.burst = current_burst;
+  ctx.limit = n;
+  status = lua_pcall(L, 0, 1, 0);
+  ctx.limit = -1;
+  *allocs = ctx.count;
+  done = status == LUA_OK && lua_toboolean(L, -1);
+  msg = done ? "completed" : status == LUA_OK ? "returned no true" : luaL_tolstring(L, -1, NULL);
+  if (verbose) fprintf(stderr, "%s N=%ld: %s after %ld allocations\n", current_sweep, n, msg, ctx.count);
+  /* The one way a try may fail is running out of memory: any other error
+   * (a lost wake that timed out, a stall, 'already running') is a defect. */
+  if (!done && !strstr(msg, "not enough memory") && !strstr(msg, "out of memory"))
+    fail_msg("%s at N=%ld%s: failed with something else than a memory error: %s", current_sweep, n,
+             current_burst ? " (two fail)" : "", msg);
+  lua_settop(L, 0);
+  must_run(L, CHECK_USABLE, "the checks after the failure");
+  lua_close(L);
+  if (ctx.bad_osize != 0)
+    fail_msg("%s at N=%ld: %ld frees or resizes gave a wrong old size", current_sweep, n, ctx.bad_osize);
+  if (ctx.bytes != 0)
+    fail_msg("%s at N=%ld: %zu bytes still allocated after lua_close", current_sweep, n, ctx.bytes);
+  /* A socket open after lua_close belongs to no Lua object: LuaSocket's
+   * accept drops the new fd when it cannot allocate the object for it (the
+   * loop makes no sockets). Counted and reported, not failed on. */
+  leaked = close_new_sockets(&fds);
+  if (leaked) {
+    leaked_sockets += leaked;
+    if (verbose) fprintf(stderr, "%s N=%ld: %d socket(s) leaked outside the loop\n", current_sweep, n, leaked);
+  }
+  snapshot_fds(&after);
+  if (after.other != fds.other)
+    fail_msg("%s at N=%ld: %d non-socket fds open after lua_close, %d before", current_sweep, n,
+             after.other, fds.other);
+  alarm(0);
+  return done;
+}
+
+/* First with every allocation after the N-th failing, for N = 0, stride,
+ * 2*stride, ... until body completes. Then with only the two after the N-th
+ * failing (Lua retries a failed allocation once, after a full collection),
+ * so that what follows a failure runs and is checked: a body that catches
+ * the error may complete, so this goes on until a try made no more than N
+ * allocations (nothing failed). How many a run makes varies a little (string
+ * hashes, how often a socket wait finds the socket not ready yet). */
+static void sweep(const char *name, const char *setup, const char *body, long max_n) {
+  int burst;
+  current_sweep = name;
+  for (burst = 0; burst <= 1; burst++) {
+    struct timespec t0, t1;
+    long n, tries = 0, completed = 0, first = -1, allocs = 0;
+    current_burst = burst;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (n = 0; n <= max_n; n += stride) {
+      int done = try_once(n, setup, body, &allocs);
+      tries++;
+      if (!done) continue;
+      completed++;
+      if (first < 0) first = n;
+      if (!burst || allocs <= n) break;
+    }
+    if (n > max_n) fail_msg("%s: did not complete within %ld allocations", name, max_n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    print_message("%s (%s): first completes at N=%ld; tried %ld values of N (stride %ld), %ld completed,"
+                  " in %.1f s; %ld socket(s) leaked by LuaSocket\n", name,
+                  burst ? "two fail" : "all fail", first, tries, stride, completed,
+                  (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, leaked_sockets);
+    leaked_sockets = 0;
+  }
+}
+
+/* ---- the sweeps ---------------------------------------------------------------- */
+
+static void open_module(void **state) {
+  (void)state;
+  sweep("open_module", "W = nil", "return require('cosock.core') ~= nil", 100000);
+}
+
+/* Setup shared by the sweeps that act on parked tasks. */
+#define PARKED_SETUP "W = require 'alloc_workload'\nW.prepare()\nW.park_some()\n"
+
+static void reset_parked(void **state) {
+  (void)state;
+  sweep("reset_parked", PARKED_SETUP, "require('cosock').reset() return true", 100000);
+}
+
+static void cancel_parked(void **state) {
+  (void)state;
+  sweep("cancel_parked", PARKED_SETUP, "W.cancel_all() return true", 100000);
+}
+
+static void receive_in_pcall(void **state) {
+  (void)state;
+  sweep("receive_in_pcall", "W = require 'alloc_workload'\nW.prepare()\n",
+        "return W.receive_in_pcall()", 100000);
+}
+
+static void workload(void **state) {
+  (void)state;
+  sweep("workload",
+        "W = require 'alloc_workload'\n"
+        "require 'cosock'\n"                  /* the Lua layer loads with allocation on */
+        "W.prepare()\n",
+        "return W.run()", 1000000);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(open_module),
+    cmocka_unit_test(workload),
+    cmocka_unit_test(reset_parked),
+    cmocka_unit_test(cancel_parked),
+    cmocka_unit_test(receive_in_pcall),
+  };
+  const char *s = getenv("ALLOC_SWEEP_STRIDE");
+  srcdir = getenv("abs_top_srcdir");
+  builddir = getenv("abs_top_builddir");
+  if (srcdir == NULL || builddir == NULL) {
+    fprintf(stderr, "alloc_sweep_test: set abs_top_srcdir and abs_top_builddir (make check does)\n");
+    return 99;
+  }
+  if (s && *s) stride = strtol(s, NULL, 10);
+  if (stride < 1) stride = 1;
+  verbose = getenv("ALLOC_SWEEP_VERBOSE") != NULL;
+  signal(SIGALRM, on_alarm);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,394 @@
+-- test/fuzz.lua: the protocol fuzzer. Seeded random sequences of tasks that
+-- yield hostile recvt/sendt/timeouts, objects whose setwaker raises, yields,
+-- re-enters run/reset/spawn/cancel or calls wakers (its own, twice, or stale
+-- ones kept from earlier waits), and socket and channel calls with hostile
+-- arguments. After each sequence every task is cancelled, and the loop must
+-- be empty (cosock.core.stats()) and a fresh run must work.
+--
+-- Invariants checked while a sequence runs:
+--   - a task's code never runs once its handle says it is not alive (a
+--     cancelled task is never resumed, whatever its old wakers do);
+--   - after a yield, every object in the returned recvr/sendr lists is one
+--     the task yielded in that kind, and a "timeout" comes with no lists.
+-- Errors out of run() are expected (hostile input); crashes, sanitizer
+-- reports and broken invariants are not.
+--
+-- As a module: F.sequence(seed) runs one sequence and raises on a broken
+-- invariant; F.run(first_seed, count) runs many. As a program
+-- (scripts/fuzz.sh wraps it):
+--   lua5.3 test/fuzz.lua SEED COUNT
+-- prints "fuzz: seed S failed: ..." and exits 1 at the first failure, so
+-- that the seed can be replayed and made into a spec under spec/regress/.
+--
+-- To fuzz a new feature, add an action to ACTIONS (a task step) or a value
+-- maker to OBJECTS (something a task can yield); see doc/reliability.md.
+
+local cosock = require "cosock"
+local core = require "cosock.core"
+local socket = cosock.socket
+local channel = cosock.channel
+
+local F = {}
+
+-- What the sequences did, summed over F.run (printed by the program).
+F.counts = { steps = 0, yields = 0, resumed = 0, run_errors = 0, watchdog = 0 }
+local counts = F.counts
+
+local WATCHDOG = 0.05 -- seconds a sequence may run before its tasks are cancelled
+local MAX_TASKS = 24
+
+-- xorshift64*: the same sequence for a seed on every platform.
+local function new_rng(seed)
+  local x = (seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) | 1
+  local function next_int()
+    x = x ~ (x >> 12)
+    x = x ~ (x << 25)
+    x = x ~ (x >> 27)
+    return (x * 0x2545F4914F6CDD1D) >> 11
+  end
+  return function(n) return next_int() % n + 1 end
+end
+
+-- One sequence's state.
+local function new_ctx(seed)
+  local ctx = {
+    seed = seed,
+    r = new_rng(seed),
+    handles = {},     -- every task spawned (the watchdog's excepted)
+    kept = {},        -- every waker ever handed to a fake object
+    objs = {},        -- fake objects, channels, sockets of this sequence
+    closers = {},     -- what to close after the sequence
+    failures = {},
+  }
+  function ctx.pick(list) return list[ctx.r(#list)] end
+  function ctx.fail(msg) ctx.failures[#ctx.failures + 1] = msg end
+  return ctx
+end
+
+-- ---------------------------------------------------------------------------
+-- fake objects: setwaker does something hostile, chosen per call
+
+local SETWAKER_MODES = {
+  "plain", "plain", "plain", "plain", "plain", "plain", "ready", "ready", "twice", "raise",
+  "raise_table", "raise_on_clear", "yield", "run", "reset", "spawn", "cancel", "stale", "stale",
+}
+
+local spawn_task -- below
+
+local function call_stale(ctx)
+  if #ctx.kept > 0 then pcall(ctx.pick(ctx.kept)) end
+end
+
+-- A fake object: one in four is hostile (its setwaker picks a mode from
+-- SETWAKER_MODES on every call); the others keep their waker for the "fire"
+-- step, now and then calling it at once.
+-- Calls the waker some fake object holds now (the usual way a wait ends),
+-- or, with stale, the last one it was given, which its wait may have taken
+-- back since (the task may be waiting again, on something else).
+local function fire(ctx, stale)
+  for _ = 1, 3 do
+    local o = ctx.objs[ctx.r(#ctx.objs + 1)]
+    local fn
+    if o and stale then fn = o.last_recvr or o.last_sendr
+    elseif o then fn = o.recvr or o.sendr end
+    if fn then return pcall(fn) end
+  end
+end
+
+local function fake(ctx)
+  local o = { label = "fake" .. (#ctx.objs + 1), hostile = ctx.r(4) == 1 }
+  function o.setwaker(self, kind, fn)
+    if fn then
+      ctx.kept[#ctx.kept + 1] = fn
+      self["last_" .. kind] = fn
+    end
+    self[kind] = fn
+    local mode = self.hostile and ctx.pick(SETWAKER_MODES) or (ctx.r(8) == 1 and "ready" or "plain")
+    if mode == "ready" and fn then fn()
+    elseif mode == "twice" and fn then fn() fn()
+    elseif mode == "raise" then error("setwaker raised", 0)
+    elseif mode == "raise_table" then error({ "a table error" })
+    elseif mode == "raise_on_clear" and fn == nil then error("clear raised", 0)
+    elseif mode == "yield" then coroutine.yield()
+    elseif mode == "run" then cosock.run()
+    elseif mode == "reset" then cosock.reset()
+    elseif mode == "spawn" then spawn_task(ctx, "from setwaker")
+    elseif mode == "cancel" and #ctx.handles > 0 then ctx.pick(ctx.handles):cancel()
+    elseif mode == "stale" then call_stale(ctx)
+    end
+  end
+  -- polled through a hostile inner socket (only read when inner_sock is set)
+  function o._wake(self, kind)
+    local fn = self[kind]
+    if fn then fn() end
+  end
+  ctx.objs[#ctx.objs + 1] = o
+  return o
+end
+
+-- Things a task may put in its recvt/sendt: objects that speak the waker
+-- protocol (most picks), and things that do not.
+local OBJECTS = {
+  function(ctx) return fake(ctx) end,
+  function(ctx) return fake(ctx) end,
+  function(ctx) return fake(ctx) end,
+  function(ctx) return ctx.rx end,
+  function(ctx) return ctx.rx2 end,
+  function(ctx) return ctx.a end,
+  function(ctx) return ctx.b end,
+  function(ctx) return ctx.u end,
+  function(ctx) local o = fake(ctx) o.inner_sock = ctx.a.inner_sock return o end, -- shares a's fd
+}
+local HOSTILE_OBJECTS = {
+  function(ctx)
+    local o = fake(ctx)
+    local v = ctx.pick({ -1, 1e10, "x", 0 / 0, {}, 2 ^ 31, -2 ^ 40 })
+    o.inner_sock = { getfd = function() return v end }
+    return o
+  end,
+  function(ctx) local o = fake(ctx) o._wake = nil o.inner_sock = ctx.b.inner_sock return o end,
+  function() return {} end,                       -- no setwaker
+  function() return 42 end,
+  function() return "a string" end,
+  function(ctx) return ctx.a.inner_sock end,       -- a raw LuaSocket object
+  function() return coroutine.create(print) end,
+}
+
+local TIMEOUTS = { false, false, false, 0, -1, 0.001, 0.003, "0.002", math.huge, 1e300, -math.huge }
+local HOSTILE_TIMEOUTS = { "abc", 0 / 0, {}, true }
+
+local function random_object(ctx)
+  return ctx.pick(ctx.r(6) == 1 and HOSTILE_OBJECTS or OBJECTS)(ctx)
+end
+
+local function random_set(ctx, send)
+  local kind = ctx.r(10)
+  if kind <= 3 then return nil end
+  if kind == 4 and ctx.r(3) == 1 then return ctx.pick({ 5, "set", true }) end
+  local set = {}
+  for i = 1, ctx.r(3) do
+    local obj = random_object(ctx)
+    -- (a channel waits for receiving only: its setwaker refuses "sendr")
+    if send and (obj == ctx.rx or obj == ctx.rx2) and ctx.r(4) > 1 then obj = fake(ctx) end
+    if kind == 5 then set["k" .. i] = obj else set[i] = obj end
+  end
+  return set
+end
+
+local function contains(set, obj)
+  if type(set) ~= "table" then return false end
+  for _, v in pairs(set) do if rawequal(v, obj) then return true end end
+  return false
+end
+
+-- ---------------------------------------------------------------------------
+-- task steps
+
+local function hostile_yield(ctx, me)
+  local recvt, sendt = random_set(ctx), random_set(ctx, true)
+  local t = ctx.pick(ctx.r(8) == 1 and HOSTILE_TIMEOUTS or TIMEOUTS)
+  if t == false then t = nil end
+  local r, s, err
+  counts.yields = counts.yields + 1
+  if ctx.r(10) == 1 then
+    r, s, err = coroutine.yield(recvt, sendt, t, core.INTERNAL)
+  else
+    r, s, err = coroutine.yield(recvt, sendt, t)
+  end
+  counts.resumed = counts.resumed + 1
+  if not me.h:is_alive() then ctx.fail("a task that is not alive was resumed") end
+  if err == "timeout" and (r ~= nil or s ~= nil) then ctx.fail("a timeout came with ready lists") end
+  for _, pair in ipairs({ { r, recvt, "recvr" }, { s, sendt, "sendr" } }) do
+    if type(pair[1]) == "table" then
+      for _, obj in ipairs(pair[1]) do
+        if not contains(pair[2], obj) then ctx.fail(pair[3] .. " lists an object the task did not yield there") end
+      end
+    end
+  end
+end
+
+local SOCKET_CALLS = {
+  function(ctx) return ctx.a:settimeout(ctx.pick({ "x", -1, 0 / 0, 0.002, {} })) end,
+  function(ctx) ctx.a:settimeout(0.002) return ctx.a:receive(ctx.pick({ {}, -5, "*x", 0, 3, "*a", "*l" })) end,
+  function(ctx) ctx.b:settimeout(0.002) return ctx.b:receive(2, ctx.pick({ {}, "pre", 7 })) end,
+  function(ctx) return ctx.b:send(ctx.pick({ nil, {}, "abc", ("x"):rep(70000) }), ctx.pick({ nil, -100, 2, "q" })) end,
+  function(ctx) return ctx.a:send("abc", 10, 2) end,
+  function() return socket.bind("127.0.0.1", -1) end,
+  function()
+    local c = socket.tcp()
+    c:settimeout(0.01)
+    local ok, err = c:connect("127.0.0.1", 1)
+    c:close()
+    return ok, err
+  end,
+  function() return socket.sleep("x") end,
+  function() return socket.select(5) end,
+  function() return socket.select({ 5 }, nil, 0) end,
+  function(ctx) return ctx.u:sendto("x", "127.0.0.1", 0) end,
+  -- (not a negative size: LuaSocket mallocs (size_t)-1 for it, which ASan aborts on)
+  function(ctx) ctx.u:settimeout(0.001) return ctx.u:receivefrom(ctx.pick({ 0, 70000, "x" })) end,
+  function(ctx) return ctx.u:setpeername("127.0.0.1", ctx.pick({ -1, "x", 70000 })) end,
+  function(ctx) return ctx.tx:send(ctx.pick({ nil, "m", {} })) end,
+  function(ctx) return ctx.rx:settimeout(ctx.pick({ "x", -1, 0.001, {} })) end,
+  function(ctx) ctx.rx:settimeout(0.002) return ctx.rx:receive() end,
+  function(ctx) ctx.rx2:settimeout(0.002) return ctx.rx2:receive() end,
+  function(ctx) return ctx.tx2:close() end,
+  function(ctx) if ctx.r(4) == 1 then return ctx.b:close() end end,
+  function() return cosock.get_thread_metadata() end,
+}
+
+local ACTIONS = {
+  hostile_yield, hostile_yield, hostile_yield,
+  function(ctx) socket.sleep(ctx.pick({ 0, 0.001, 0.002 })) end,
+  function(ctx) pcall(ctx.pick(SOCKET_CALLS), ctx) end,
+  function(ctx) pcall(ctx.pick(SOCKET_CALLS), ctx) end,
+  function(ctx) if #ctx.handles > 0 then pcall(ctx.pick(ctx.handles).cancel, ctx.pick(ctx.handles)) end end,
+  function(ctx, me) pcall(me.h.cancel, me.h) end,   -- itself: raises
+  function(ctx) spawn_task(ctx, "spawned") end,
+  function(ctx) call_stale(ctx) end,
+  function(ctx) fire(ctx) end,
+  function(ctx) fire(ctx) end,
+  function(ctx) fire(ctx, "stale") end,
+  function(ctx) pcall(cosock.run) end,              -- from inside a task: raises
+  function(ctx) pcall(cosock.reset) end,            -- while running: raises
+  function(ctx, me)                                 -- a coroutine whose yields the task forwards
+    local co = coroutine.wrap(function() hostile_yield(ctx, me) return "done" end)
+    local v = table.pack(co())
+    while v[1] ~= "done" do v = table.pack(co(coroutine.yield(table.unpack(v, 1, v.n)))) end
+  end,
+  function(ctx)
+    local v = ctx.pick({ "task error", { "table error" }, nil, 7 })
+    error(v, 0)
+  end,
+}
+
+function spawn_task(ctx, why)
+  if #ctx.handles >= MAX_TASKS then return end
+  local me = {}
+  local steps = ctx.r(6)
+  local ok, h = pcall(cosock.spawn, function()
+    if not me.h:is_alive() then ctx.fail("a task that is not alive started") end
+    for _ = 1, steps do
+      counts.steps = counts.steps + 1
+      ctx.pick(ACTIONS)(ctx, me)
+      if not me.h:is_alive() then ctx.fail("a task that is not alive went on") end
+    end
+  end, ctx.pick({ why, nil, 5, {} }))
+  if ok then
+    me.h = h
+    ctx.handles[#ctx.handles + 1] = h
+  end
+end
+
+-- ---------------------------------------------------------------------------
+-- one sequence
+
+local function stats_line()
+  local st = core.stats()
+  return ("%d tasks, %d ready, %d timers, %d fds"):format(st.tasks, st.ready, st.timers, st.fds)
+end
+
+local function empty()
+  local st = core.stats()
+  return st.tasks == 0 and st.ready == 0 and st.timers == 0 and st.fds == 0
+end
+
+-- A fresh run after the sequence: a waiter on an object another task wakes,
+-- a channel message, a sleep.
+local function fresh_run_works()
+  local got, woke
+  local o = {}
+  function o.setwaker(self, _, fn) self.fn = fn end
+  local tx, rx = channel.new()
+  cosock.spawn(function()
+    local r = coroutine.yield({ o }, nil, 1)
+    woke = r and r[1] == o
+    rx:settimeout(1)
+    got = rx:receive()
+    socket.sleep(0.001)
+  end, "fresh waiter")
+  cosock.spawn(function()
+    for _ = 1, 100 do if o.fn then break end socket.sleep(0) end
+    o.fn()
+    tx:send("fresh")
+  end, "fresh waker")
+  cosock.run()
+  return woke and got == "fresh" and empty()
+end
+
+function F.sequence(seed)
+  local ctx = new_ctx(seed)
+  cosock.reset()
+  ctx.tx, ctx.rx = channel.new()
+  ctx.tx2, ctx.rx2 = channel.new()
+  ctx.u = assert(socket.udp())
+  assert(ctx.u:setsockname("127.0.0.1", 0))
+  ctx.closers[#ctx.closers + 1] = ctx.u
+  -- a connected TCP pair, made by a task (connect waits)
+  cosock.spawn(function()
+    local srv = assert(socket.bind("127.0.0.1", 0))
+    srv:settimeout(1)
+    local c = assert(socket.connect("127.0.0.1", (select(2, srv:getsockname()))))
+    ctx.a, ctx.b = c, assert(srv:accept())
+    srv:close()
+    ctx.closers[#ctx.closers + 1] = ctx.a
+    ctx.closers[#ctx.closers + 1] = ctx.b
+  end, "pair")
+  cosock.run()
+  for _ = 1, ctx.r(8) do spawn_task(ctx, "task") end
+  -- The watchdog ends the sequence: nothing else can cancel it.
+  local started = core.monotime()
+  cosock.spawn(function()
+    while core.stats().tasks > 1 and core.monotime() - started < WATCHDOG do socket.sleep(0.002) end
+    if core.stats().tasks > 1 then counts.watchdog = counts.watchdog + 1 end
+    for _, h in ipairs(ctx.handles) do pcall(h.cancel, h) end
+  end, "watchdog")
+  for _ = 1, 200 do
+    if pcall(cosock.run) then break end
+    counts.run_errors = counts.run_errors + 1
+  end
+  -- Whatever is left: cancel it; then nothing may remain.
+  for _, h in ipairs(ctx.handles) do pcall(h.cancel, h) end
+  if ctx.r(4) == 1 then cosock.reset() end
+  local ok, err = pcall(cosock.run)
+  if not ok then ctx.fail("run() after cancelling every task raised: " .. tostring(err)) end
+  if not empty() then ctx.fail("the loop is not empty after the sequence: " .. stats_line()) end
+  for _, h in ipairs(ctx.handles) do
+    if h:is_alive() then ctx.fail("a cancelled task is alive") break end
+  end
+  for _, s in ipairs(ctx.closers) do pcall(s.close, s) end
+  cosock.reset()
+  ok, err = pcall(fresh_run_works)
+  if not ok or not err then ctx.fail("a fresh run after the sequence failed: " .. tostring(err)) end
+  if #ctx.failures > 0 then
+    error(("seed %d: %s"):format(seed, table.concat(ctx.failures, "; ")), 0)
+  end
+end
+
+-- Runs count sequences from first_seed; raises at the first failure.
+function F.run(first_seed, count)
+  local quiet = { print = print }
+  _G.print = function() end -- the stall hook's thread dumps
+  local ok, err = pcall(function()
+    for seed = first_seed, first_seed + count - 1 do F.sequence(seed) end
+  end)
+  _G.print = quiet.print
+  if not ok then error(err, 0) end
+end
+
+if arg and arg[0] and arg[0]:match("fuzz%.lua$") then -- run as a program: lua5.3 test/fuzz.lua SEED COUNT
+  local seed, count = tonumber(arg[1] or 1), tonumber(arg[2] or 1000)
+  local t0 = os.clock()
+  local ok, err = pcall(F.run, seed, count)
+  if not ok then
+    io.stderr:write("fuzz: ", tostring(err), "\n")
+    io.stderr:write(("fuzz: replay with scripts/fuzz.sh --seed %s --count 1\n"):format(
+      tostring(err):match("^seed (%d+)") or "?"))
+    os.exit(1)
+  end
+  print(("fuzz: %d sequences from seed %d passed (%.1f s CPU): %d task steps, %d yields, %d resumed,"
+    .. " %d errors out of run, %d ended by the watchdog"):format(count, seed, os.clock() - t0,
+    counts.steps, counts.yields, counts.resumed, counts.run_errors, counts.watchdog))
+end
+
+return F
