@@ -13,6 +13,7 @@
 #include <lauxlib.h>
 
 #include "clock.h"
+#include "compat.h"
 #include "loop.h"
 
 static int is_resumable(lua_State *co) {
@@ -84,7 +85,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_xmove(L, co, 3);
   }
   lp->current_co = co;
-  status = lua_resume(co, L, 3);
+  status = cn_resume(co, L, 3, &nres);
   lp->current_co = NULL;
   bare = lp->pre.slot == slot;
   lp->pre.slot = -1;
@@ -93,7 +94,6 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lp->current = -1;
   t = lp->slots[slot];
   if (status == LUA_YIELD) {
-    nres = lua_gettop(co);
     luaL_checkstack(L, 6, NULL);
     if (bare && nres == 1) {                   /* cn_prepark: the wrapper alone */
       lua_xmove(co, L, 1);
@@ -106,7 +106,6 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
       }
       lua_xmove(co, L, nres < 4 ? nres : 4);
       lua_settop(L, top + 1 + 4);              /* rec, recvt, sendt, timeout, mark */
-      lua_settop(co, 0);
       cn_park(L, lp, slot, top + 2, top + 1);
     }
   } else if (status == LUA_OK) {
