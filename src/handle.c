@@ -12,6 +12,7 @@
 
 #include <lauxlib.h>
 
+#include "compat.h"
 #include "loop.h"
 
 #define HANDLE_NAME "cosock.thread_handle"
@@ -55,11 +56,14 @@ static int h_is_alive(lua_State *L) {
 }
 
 /* Removes the task from the loop: it is never resumed again, its timer and fd
- * interest go, and every object it waited on gets setwaker(kind, nil). */
+ * interest go, and every object it waited on gets setwaker(kind, nil). On Lua
+ * 5.4 its coroutine is then closed (compat.h): an error from a __close is
+ * raised here, after the task is gone, in place of any setwaker error. */
 static int h_cancel(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t = handle_task(L, lp);
   int failed;
+  lua_State *co;
   if (t == NULL) return 0;
   if (t->slot == lp->current)
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
@@ -70,8 +74,12 @@ static int h_cancel(lua_State *L) {
    * setwaker calls of cn_unpark can reach it before it is freed. */
   cn_list_unlink(lp, t);
   t->state = T_RUNNING;
+  cn_push_record(L, lp, t->slot);
+  lua_rawgeti(L, -1, R_CO);                    /* rec, co: anchored until it is closed */
+  co = lua_tothread(L, -1);
   failed = cn_unpark(L, lp, t, 1, 0);
   cn_task_free(L, lp, t);
+  if (cn_close_thread(L, co) != LUA_OK) return lua_error(L);
   if (failed) return lua_error(L);
   return 0;
 }
