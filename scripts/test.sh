@@ -1,18 +1,33 @@
 #!/bin/sh
 # Builds cosock-native and runs every test: the cmocka unit tests (test/) and
 # the busted specs (spec/), then prints each runner's summary and a total.
-#   scripts/test.sh                  the normal build, in build/
-#   scripts/test.sh --sanitizers     AddressSanitizer + UBSan build, in build-asan/
-#   scripts/test.sh --valgrind       every test under valgrind memcheck
+#   scripts/test.sh [--lua X.Y] [--sanitizers|--valgrind]
+#     (none)         the normal build, in build/
+#     --sanitizers   AddressSanitizer + UBSan build, in build-asan/
+#     --valgrind     every test under valgrind memcheck (the normal build)
+#     --lua X.Y      for Lua X.Y (5.3 or 5.4; default $LUA_VERSION, else 5.3);
+#                    a version other than 5.3 builds in build-luaX.Y/ and
+#                    build-asan-luaX.Y/
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-"$top/scripts/install-deps.sh"
-mode=${1:-}
+usage() { echo "usage: scripts/test.sh [--lua X.Y] [--sanitizers|--valgrind]" >&2; exit 2; }
+version=${LUA_VERSION:-5.3}
+mode=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--lua) [ $# -ge 2 ] || usage; version=$2; shift ;;
+	--lua=*) version=${1#--lua=} ;;
+	--sanitizers|--valgrind) [ -z "$mode" ] || usage; mode=$1 ;;
+	*) usage ;;
+	esac
+	shift
+done
+"$top/scripts/install-deps.sh" --lua "$version"
+suffix=
+[ "$version" = 5.3 ] || suffix=-lua$version
 case "$mode" in
-"") dir=build; "$top/scripts/build.sh" build ;;
---sanitizers) dir=build-asan; "$top/scripts/build.sh" build-asan --enable-sanitizers ;;
---valgrind) dir=build; "$top/scripts/build.sh" build ;;
-*) echo "usage: scripts/test.sh [--sanitizers|--valgrind]" >&2; exit 2 ;;
+""|--valgrind) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="lua$version" ;;
+--sanitizers) dir=build-asan$suffix; "$top/scripts/build.sh" "$dir" --enable-sanitizers LUA="lua$version" ;;
 esac
 cd "$top/$dir"
 status=0
@@ -23,7 +38,7 @@ else
 	make -s check -j"$(nproc 2>/dev/null || echo 2)" || status=$?
 	logs="test/*.log"
 fi
-echo "==== summaries ($dir) ===="
+echo "==== summaries ($dir, Lua $version) ===="
 # shellcheck disable=SC2086
 grep -hE '^\[  (PASSED|FAILED)  \]|^[0-9]+ success' $logs || true
 # One closing line for the whole run, counted from the runners' own output.
