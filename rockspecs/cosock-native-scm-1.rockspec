@@ -1,7 +1,7 @@
 -- cosock-native as a rock, built from a checkout with `luarocks make` (see
 -- README, "Install with luarocks"). The builtin build type compiles the C
 -- module with luarocks' own compiler flags and Lua headers for the Lua it
--- runs for, so no autotools are needed; rockspecs/config/config.h stands in
+-- runs for, so no autotools are needed; noconfigure/config.h stands in
 -- for the one configure writes. scripts/check-rock.sh checks that the lists
 -- below match src/ and lua/modules.am, builds the rock into a fresh tree and
 -- runs the demo against it.
@@ -54,7 +54,7 @@ build = {
         "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/chanwait.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
-      incdirs = { "rockspecs/config", "src" },
+      incdirs = { "noconfigure", "src" },
     },
   },
   platforms = {

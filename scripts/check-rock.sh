@@ -60,7 +60,7 @@ grep -q "PACKAGE_VERSION=\"$pkgver\"" "$rockspec" ||
 
 # 2. luarocks make, from a copy (the build leaves objects where it runs).
 mkdir "$tmp/checkout" "$tmp/noserver"
-tar -C "$top" -cf - src lua rockspecs LICENSE README.md | tar -C "$tmp/checkout" -xf -
+tar -C "$top" -cf - src lua rockspecs noconfigure LICENSE README.md | tar -C "$tmp/checkout" -xf -
 socketver=$(dpkg-query -W -f='${Version}' lua-socket | sed 's/^[0-9]*://; s/+.*//')
 cat > "$tmp/config.lua" <<LUA
 -- LuaSocket comes from Debian's lua-socket, which luarocks cannot see.
