@@ -1,12 +1,38 @@
 #!/bin/sh
-# Installs the Debian packages cosock-native needs to build and test (and,
-# with --bench, to run the benchmarks against cqueues). Idempotent: when every
-# package is present it installs nothing and needs no network.
+# Installs the Debian packages cosock-native needs to build and test for one
+# Lua version, and optionally for the benchmarks, the rock check or the Debian
+# package build. Idempotent: when every package is present it installs nothing
+# and needs no network.
+#   scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb]
+#     --lua X.Y   the Lua version (5.3 or 5.4; default $LUA_VERSION, else 5.3)
+#     --bench     also cqueues and time(1), for bench/run
+#     --rock      also luarocks, for scripts/check-rock.sh
+#     --deb       also what scripts/build-deb.sh needs (dpkg-dev, debhelper, dh-lua)
 set -eu
 
+version=${LUA_VERSION:-5.3}
+extra=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--lua) [ $# -ge 2 ] || { echo "install-deps: --lua needs a version" >&2; exit 2; }
+		version=$2; shift ;;
+	--lua=*) version=${1#--lua=} ;;
+	--bench) extra="$extra lua-cqueues time" ;;
+	--rock) extra="$extra luarocks" ;;
+	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot" ;;
+	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb]" >&2; exit 2 ;;
+	esac
+	shift
+done
+case "$version" in
+5.3|5.4) ;;
+*) echo "install-deps: Lua $version is not supported (5.3 or 5.4)" >&2; exit 2 ;;
+esac
+
+# lua-socket, lua-sec and lua-busted carry the modules of every Lua version
+# Debian has; the interpreter and the headers are per version.
 PACKAGES="gcc make autoconf automake libtool pkg-config autoconf-archive
-lua5.3 liblua5.3-dev lua-socket lua-sec lua-busted libcmocka-dev openssl valgrind"
-[ "${1:-}" = "--bench" ] && PACKAGES="$PACKAGES lua-cqueues time"
+lua$version liblua$version-dev lua-socket lua-sec lua-busted libcmocka-dev openssl valgrind$extra"
 
 missing=
 for p in $PACKAGES; do

@@ -1,21 +1,37 @@
 #!/bin/sh
 # Builds cosock-native and runs every test: the cmocka unit tests (test/) and
 # the busted specs (spec/), then prints each runner's summary and a total.
-#   scripts/test.sh                  the normal build, in build/
-#   scripts/test.sh --sanitizers     AddressSanitizer + UBSan build, in build-asan/
-#   scripts/test.sh --valgrind       every test under valgrind memcheck
-#   scripts/test.sh --no-fast-path   every test with the LuaSocket fast paths off
-#                                    (COSOCK_NO_FAST_PATH=1: the method path)
+#   scripts/test.sh [--lua X.Y] [--sanitizers|--valgrind|--no-fast-path]
+#     (none)         the normal build, in build/
+#     --sanitizers   AddressSanitizer + UBSan build, in build-asan/
+#     --valgrind     every test under valgrind memcheck (the normal build)
+#     --no-fast-path every test with the LuaSocket fast paths off
+#                    (COSOCK_NO_FAST_PATH=1: the wrappers call LuaSocket's methods)
+#     --lua X.Y      for Lua X.Y (5.3 or 5.4; default $LUA_VERSION, else 5.3);
+#                    a version other than 5.3 builds in build-luaX.Y/ and
+#                    build-asan-luaX.Y/
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-"$top/scripts/install-deps.sh"
-mode=${1:-}
+usage() { echo "usage: scripts/test.sh [--lua X.Y] [--sanitizers|--valgrind|--no-fast-path]" >&2; exit 2; }
+version=${LUA_VERSION:-5.3}
+mode=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--lua) [ $# -ge 2 ] || usage; version=$2; shift ;;
+	--lua=*) version=${1#--lua=} ;;
+	--sanitizers|--valgrind|--no-fast-path) [ -z "$mode" ] || usage; mode=$1 ;;
+	*) usage ;;
+	esac
+	shift
+done
+"$top/scripts/install-deps.sh" --lua "$version"
+suffix=
+[ "$version" = 5.3 ] || suffix=-lua$version
 case "$mode" in
-"") dir=build; "$top/scripts/build.sh" build ;;
---sanitizers) dir=build-asan; "$top/scripts/build.sh" build-asan --enable-sanitizers ;;
---valgrind) dir=build; "$top/scripts/build.sh" build ;;
---no-fast-path) dir=build; "$top/scripts/build.sh" build; COSOCK_NO_FAST_PATH=1; export COSOCK_NO_FAST_PATH ;;
-*) echo "usage: scripts/test.sh [--sanitizers|--valgrind|--no-fast-path]" >&2; exit 2 ;;
+""|--valgrind) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="lua$version" ;;
+--no-fast-path) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="lua$version"
+	COSOCK_NO_FAST_PATH=1; export COSOCK_NO_FAST_PATH ;;
+--sanitizers) dir=build-asan$suffix; "$top/scripts/build.sh" "$dir" --enable-sanitizers LUA="lua$version" ;;
 esac
 cd "$top/$dir"
 status=0
@@ -26,7 +42,7 @@ else
 	make -s check -j"$(nproc 2>/dev/null || echo 2)" || status=$?
 	logs="test/*.log"
 fi
-echo "==== summaries ($dir) ===="
+echo "==== summaries ($dir, Lua $version) ===="
 # shellcheck disable=SC2086
 grep -hE '^\[  (PASSED|FAILED)  \]|^[0-9]+ success' $logs || true
 # One closing line for the whole run, counted from the runners' own output.

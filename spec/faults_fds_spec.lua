@@ -37,8 +37,9 @@ local function child(nofile, body, poller)
   local f = assert(io.open(script, "w"))
   f:write(PRELUDE:format(package.path, package.cpath), body)
   f:close()
-  local p = io.popen(("ulimit -n %d && COSOCK_POLLER=%s timeout 30 lua5.3 %s 2>&1"):format(
-    nofile, poller or "select", script))
+  local lua = require "spec.support.interpreter"
+  local p = io.popen(("ulimit -n %d && COSOCK_POLLER=%s timeout 30 %s %s 2>&1"):format(
+    nofile, poller or "select", lua, script))
   local out = p:read("a")
   p:close()
   os.remove(script)

@@ -152,7 +152,7 @@ describe("cosock.socket.http", function()
   end)
 end)
 
-describe("cosock.ssl.https", function()
+describe("cosock.ssl.https #luasec", function()
   local certs
 
   setup(function() certs = certs_mod.generate() end)

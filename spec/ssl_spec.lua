@@ -8,7 +8,7 @@ local certs_mod = require "spec.support.certs"
 local socket = cosock.socket
 local pack = net.pack
 
-describe("cosock.ssl", function()
+describe("cosock.ssl #luasec", function()
   local certs
 
   setup(function() certs = certs_mod.generate() end)

@@ -27,6 +27,7 @@
 
 #include <lauxlib.h>
 
+#include "compat.h"
 #include "handle.h"
 #include "lib/clock.h"
 #include "park.h"
@@ -79,11 +80,14 @@ static int h_is_alive(lua_State *L) {
 }
 
 /* Removes the task from the loop: it is never resumed again, its timer and fd
- * interest go, and every object it waited on gets setwaker(kind, nil). */
+ * interest go, and every object it waited on gets setwaker(kind, nil). On Lua
+ * 5.4 its coroutine is then closed (compat.h): an error from a __close is
+ * raised here, after the task is gone, in place of any setwaker error. */
 static int h_cancel(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t = handle_task(L, lp);
   int failed;
+  lua_State *co;
   if (t == NULL) return 0;
   if (t->slot == cn_current_slot(lp))
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
@@ -96,7 +100,9 @@ static int h_cancel(lua_State *L) {
    * setwaker calls of cn_unpark can reach it before it is freed. */
   cn_list_unlink(lp, t);
   t->state = T_RUNNING;
-  failed = cn_unpark(L, lp, t, 1, 0);
+  failed = cn_unpark(L, lp, t, 1, 0);          /* its first error at 2 when failed */
+  cn_task_push_co(L, t);                       /* anchored until it is closed */
+  co = lua_tothread(L, -1);
   cn_task_free(L, lp, t);
   /* As cosock (Lua 5.3): a cancelled handle lets go of its coroutine. */
   cn_push_ref(L, lp->r_handle_cos);
@@ -105,6 +111,7 @@ static int h_cancel(lua_State *L) {
   lua_rawset(L, -3);                           /* an existing key: no allocation */
   lua_pop(L, 1);
   cn_handle_finish(L, lp, 1, CN_ENDED_CANCELLED, 1, 0); /* (keeps the stack) */
+  if (cn_close_thread(L, co) != LUA_OK) return lua_error(L);
   if (failed) {
     lua_settop(L, 2);                          /* the first setwaker error */
     return lua_error(L);

@@ -12,6 +12,7 @@
 
 #include <lauxlib.h>
 
+#include "compat.h"
 #include "handle.h"
 #include "lib/clock.h"
 #include "park.h"
@@ -30,8 +31,8 @@ static int is_resumable(lua_State *co) {
 
 /* A task returned: its results are kept for join, and it is gone. The task
  * is freed before anything that could raise. */
-static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
-  int n = lua_gettop(co), base;
+static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co, int n) {
+  int base;
   cn_task_push_handle(L, lp, t->slot);         /* handle (nil: nobody can join) */
   base = lua_gettop(L);
   if (lua_isnil(L, base) || !lua_checkstack(L, n + LUA_MINSTACK)) n = 0;
@@ -122,7 +123,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_xmove(L, co, 3);
   }
   lp->run.current_co = co;
-  status = lua_resume(co, L, 3);
+  status = cn_resume(co, L, 3, &nres);         /* nres: values yielded or returned */
   lp->run.current_co = NULL;
   bare = cn_prepark_taken(lp, slot);
   /* From here on an error belongs to the yield or to an object, not to a task
@@ -130,7 +131,6 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lp->run.current = -1;
   t = cn_task_get(lp, slot);
   if (status == LUA_YIELD) {
-    nres = lua_gettop(co);
     cn_park_begin(lp, slot);                   /* from here an error rolls the wait back */
     luaL_checkstack(L, 6, NULL);
     if (bare && nres == 1) {                   /* cn_prepark: the wrapper alone */
@@ -144,11 +144,10 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
       }
       lua_xmove(co, L, nres < 4 ? nres : 4);
       lua_settop(L, top + 1 + 4);              /* rec, recvt, sendt, timeout, mark */
-      lua_settop(co, 0);
       cn_park(L, lp, slot, top + 2, top + 1);
     }
   } else if (status == LUA_OK) {
-    task_returned(L, lp, t, co);
+    task_returned(L, lp, t, co, nres);
   } else {
     task_raised(L, lp, t, co);
   }

@@ -9,7 +9,12 @@
 --- config, _VERSION) and `https` (LuaSec's ssl.https through cosock.asyncify,
 --- loaded on first use).
 
-local luasec = require "ssl"
+-- LuaSec is optional for the rest of cosock: say what is missing when it is.
+local found, luasec = pcall(require, "ssl")
+if not found then
+  error("cosock.ssl needs LuaSec (the Lua module 'ssl'; Debian package lua-sec, rock luasec): "
+        .. tostring(luasec), 0)
+end
 local wrap = require "cosock.socket.wrap"
 
 local setmetatable, rawset, error, type = setmetatable, rawset, error, type

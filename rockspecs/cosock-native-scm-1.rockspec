@@ -1,0 +1,77 @@
+-- cosock-native as a rock, built from a checkout with `luarocks make` (see
+-- README, "Install with luarocks"). The builtin build type compiles the C
+-- module with luarocks' own compiler flags and Lua headers for the Lua it
+-- runs for, so no autotools are needed; noconfigure/config.h stands in
+-- for the one configure writes. scripts/check-rock.sh checks that the lists
+-- below match src/ and lua/modules.am, builds the rock into a fresh tree and
+-- runs the demo against it.
+rockspec_format = "3.0"
+package = "cosock-native"
+version = "scm-1"
+
+source = {
+  -- No public repository address yet: `luarocks make` in a checkout builds
+  -- from the files at hand and does not read this.
+  url = "git+file:///cosock-native",
+}
+
+description = {
+  summary = "cosock (coroutine executor for LuaSocket code) with its run loop in C",
+  detailed = [[
+A drop-in replacement for cosock 0.2.0: tasks are coroutines, and a task that
+would block on a socket yields to a run loop written in C (cosock.core) that
+keeps per-fd interest, a ready list and a timer heap from pass to pass.
+cosock.ssl needs LuaSec (rock luasec), which is not a dependency: everything
+else works without it.]],
+  license = "MIT",
+}
+
+dependencies = {
+  "lua >= 5.3, < 5.5",
+  "luasocket >= 3.0",
+}
+
+-- The lists are written out in full: a rockspec is data (luarocks loads it
+-- with no library functions).
+build = {
+  type = "builtin",
+  modules = {
+    ["cosock"] = "lua/cosock.lua",
+    ["cosock.asyncify"] = "lua/cosock/asyncify.lua",
+    ["cosock.channel"] = "lua/cosock/channel.lua",
+    ["cosock.socket"] = "lua/cosock/socket.lua",
+    ["cosock.socket.http"] = "lua/cosock/socket/http.lua",
+    ["cosock.socket.tcp"] = "lua/cosock/socket/tcp.lua",
+    ["cosock.socket.udp"] = "lua/cosock/socket/udp.lua",
+    ["cosock.socket.wrap"] = "lua/cosock/socket/wrap.lua",
+    ["cosock.ssl"] = "lua/cosock/ssl.lua",
+    ["cosock.ssl.https"] = "lua/cosock/ssl/https.lua",
+    -- The C module, with the select poller only (any POSIX system) ...
+    ["cosock.core"] = {
+      sources = {
+        "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/poller.c", "src/lib/poller_select.c",
+        "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
+        "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
+        "src/chanwait.c",
+      },
+      defines = { 'PACKAGE_VERSION="0.1.0"' },
+      incdirs = { "noconfigure", "src" },
+    },
+  },
+  platforms = {
+    -- ... and with epoll on Linux (the whole list again: luarocks merges
+    -- lists by position).
+    linux = {
+      modules = {
+        ["cosock.core"] = {
+          sources = {
+            "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/poller.c", "src/lib/poller_select.c",
+            "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
+            "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
+            "src/chanwait.c", "src/lib/poller_epoll.c",
+          },
+        },
+      },
+    },
+  },
+}
