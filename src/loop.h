@@ -53,6 +53,8 @@ typedef struct cn_loop {
     uint64_t serials;         /* last serial handed out (handle identity) */
     th_heap timers;
     int narmed;               /* tasks whose timer is armed */
+    int nxarmed;              /* other timers queued in the heap (cn_xtimer) */
+    size_t nxreserved;        /* heap room kept for those */
     int r_tasks;              /* registry: slot -> record table */
   } tasks;
 
