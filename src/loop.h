@@ -29,6 +29,7 @@
 #include "lib/timer_heap.h"
 
 struct cn_task;
+struct cn_tobj;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -101,6 +102,14 @@ typedef struct cn_loop {
 
   /* handle.c */
   int r_handle_mt;            /* this loop's handle metatable */
+
+  /* timer_object.c: the timer objects of cosock.timer. */
+  struct {
+    struct cn_tobj *due, *due_tail; /* came due with a waker set: to deliver */
+    uint64_t gen;             /* bumped by reset: timers of older ones are dead */
+    int r_anchor;             /* registry: timer (light) -> timer, while a waker is set */
+    int r_mt;                 /* registry: this loop's timer metatable */
+  } timers;
 
   /* luasocket_tcp.c */
   struct {
