@@ -16,6 +16,7 @@
 #include "park.h"
 #include "run.h"
 #include "task.h"
+#include "timer_object.h"
 #include "waiters.h"
 
 static int is_resumable(lua_State *co) {
@@ -144,6 +145,10 @@ static int run_passes(lua_State *L) {
     /* Steps 9-10 (no armed timer: no clock to read). */
     next = -1;
     if (cn_timers_armed(lp) > 0) next = cn_timers_run(lp, now = cn_clock_now());
+    if (cn_tobj_due(lp)) {                     /* timer objects came due: wake their waiters */
+      cn_tobj_deliver(L, lp);
+      next = now;                              /* (a waker may arm timers: look again at once) */
+    }
     if (cn_tasks_ready(lp) > 0) timeout = 0;
     else if (next >= 0) timeout = next > now ? next - now : 0;
     else timeout = -1;                         /* (deadlines are capped when armed) */
