@@ -16,6 +16,7 @@ m.get_thread_metadata = core.get_thread_metadata
 m.socket = require "cosock.socket"
 m.channel = require "cosock.channel"
 m.asyncify = require "cosock.asyncify"
+m.timer = require "cosock.timer"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
 -- TLS run where LuaSec is not installed.
