@@ -107,6 +107,7 @@ typedef struct cn_loop {
   struct {
     struct cn_tobj *due, *due_tail; /* came due with a waker set: to deliver */
     uint64_t gen;             /* bumped by reset: timers of older ones are dead */
+    int nwaited;              /* pending timers with a waker set */
     int r_anchor;             /* registry: timer (light) -> timer, while a waker is set */
     int r_mt;                 /* registry: this loop's timer metatable */
   } timers;
