@@ -60,6 +60,27 @@ static int state_of(const cn_loop *lp, const cn_tobj *t) {
   return t->gen == lp->timers.gen ? t->state : TS_CANCELLED;
 }
 
+/* Whether t can still wake someone: pending, with a waker set. The loop
+ * counts those (loop->timers.nwaited) for its stall check: a timer nobody
+ * waits on wakes nobody. */
+static int waited(const cn_loop *lp, const cn_tobj *t) {
+  return t->waker && state_of(lp, t) == TS_PENDING;
+}
+
+/* Sets t's state, keeping the count. */
+static void set_state(cn_loop *lp, cn_tobj *t, int state) {
+  int before = waited(lp, t);
+  t->state = (unsigned char)state;
+  lp->timers.nwaited += waited(lp, t) - before;
+}
+
+/* Sets t's waker flag, keeping the count. */
+static void set_waker_flag(cn_loop *lp, cn_tobj *t, int on) {
+  int before = waited(lp, t);
+  t->waker = (unsigned char)on;
+  lp->timers.nwaited += waited(lp, t) - before;
+}
+
 /* ---- the due list (no Lua) ---------------------------------------------- */
 
 static void due_link(cn_loop *lp, cn_tobj *t) {
@@ -93,14 +114,14 @@ static void fire(cn_loop *lp, cn_xtimer *x) {
     cn_xtimer_arm(lp, x, t->deadline < next ? t->deadline : next);
     return;
   }
-  t->state = TS_DUE;
+  set_state(lp, t, TS_DUE);
   if (t->waker) due_link(lp, t);
 }
 
 /* Queues t for its deadline (at most a year ahead, see fire). */
 static void arm(cn_loop *lp, cn_tobj *t, double now) {
   double when = t->deadline < now + ONE_YEAR ? t->deadline : now + ONE_YEAR;
-  t->state = TS_PENDING;
+  set_state(lp, t, TS_PENDING);
   cn_xtimer_arm(lp, &t->x, when);
 }
 
@@ -117,7 +138,7 @@ static void set_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud, int fn) {
   lua_pop(L, 1);
   lua_pushvalue(L, fn);
   lua_setuservalue(L, ud);
-  t->waker = 1;
+  set_waker_flag(lp, t, 1);
 }
 
 /* Takes the waker of the timer t at index ud off (and the anchor); pushes it
@@ -126,7 +147,7 @@ static void take_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud) {
   ud = lua_absindex(L, ud);
   lua_getuservalue(L, ud);                     /* fn */
   if (!t->waker) return;
-  t->waker = 0;
+  set_waker_flag(lp, t, 0);
   due_unlink(lp, t);
   lua_pushnil(L);
   lua_setuservalue(L, ud);
@@ -191,7 +212,7 @@ static int m_handled(lua_State *L) {
   }
   due_unlink(lp, t);
   if (t->period == 0) {
-    t->state = TS_DONE;
+    set_state(lp, t, TS_DONE);
   } else {
     double now = cn_clock_now();
     t->k = grid_next(t->origin, t->period, t->k, now);
@@ -211,7 +232,7 @@ static int m_cancel(lua_State *L) {
   if (state_of(lp, t) != TS_CANCELLED) {
     cn_xtimer_disarm(lp, &t->x);
     due_unlink(lp, t);
-    t->state = TS_CANCELLED;
+    set_state(lp, t, TS_CANCELLED);
   }
   lua_pushboolean(L, 1);
   return 1;
@@ -277,6 +298,7 @@ static int m_gc(lua_State *L) {
   if (t == NULL) return 0;                     /* not a timer, or the loop is gone (lua_close) */
   cn_xtimer_disarm(lp, &t->x);
   due_unlink(lp, t);
+  set_waker_flag(lp, t, 0);                    /* (anchored while set: never here) */
   if (t->reserved) {
     t->reserved = 0;
     cn_xtimer_unreserve(lp);
@@ -396,6 +418,7 @@ void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl) {
   lua_pop(L, 1);
   while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
   lp->timers.gen++;
+  lp->timers.nwaited = 0;
   lua_pushvalue(L, tbl);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->timers.r_anchor); /* an existing slot: no allocation */
 }

@@ -18,6 +18,8 @@ void cn_tobj_open(lua_State *L, cn_loop *lp);
 void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl);
 void cn_tobj_free(lua_State *L, cn_loop *lp);
 
+/* True while a pending timer has a waker set (it can still wake someone). */
+static inline int cn_tobj_waited(const cn_loop *lp) { return lp->timers.nwaited > 0; }
 /* True when timers came due (in cn_timers_run) with a waker set. */
 static inline int cn_tobj_due(const cn_loop *lp) { return lp->timers.due != NULL; }
 /* Calls the waker of each of those timers (taking it off first). A waker's
