@@ -108,6 +108,7 @@ void cn_wake_requeue(cn_loop *lp);              /* unresumed wake list back in f
 static inline int cn_timers_armed(const cn_loop *lp) {
   return lp->tasks.narmed + lp->tasks.nxarmed;
 }
+static inline int cn_task_timers_armed(const cn_loop *lp) { return lp->tasks.narmed; }
 void cn_timer_arm(cn_loop *lp, cn_task *t, double deadline);
 void cn_timer_disarm(cn_loop *lp, cn_task *t);
 /* Makes every task whose deadline passed ready (timed out), and fires every
