@@ -152,8 +152,10 @@ static int run_passes(lua_State *L) {
     if (cn_tasks_ready(lp) > 0) timeout = 0;
     else if (next >= 0) timeout = next > now ? next - now : 0;
     else timeout = -1;                         /* (deadlines are capped when armed) */
-    /* Step 11. */
-    if (timeout < 0 && cn_fd_polled(lp) == 0) stall(L, lp);
+    /* Step 11 (a timer object that nobody waits on wakes nobody). */
+    if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
+        !cn_tobj_waited(lp))
+      stall(L, lp);
     /* Steps 12-15. */
     if (timeout == 0 && cn_fd_polled(lp) == 0) continue; /* nothing to poll, no wait */
     if (cn_fd_poll(L, lp, timeout) < 0)
