@@ -250,8 +250,12 @@ double cn_timers_run(cn_loop *lp, double now) {
 }
 
 int cn_xtimer_reserve(cn_loop *lp) {
+  th_heap *h = &lp->tasks.timers;
   size_t need = (size_t)lp->tasks.capslots + lp->tasks.nxreserved + 1;
-  if (th_reserve(&lp->tasks.timers, need) != 0) return -1;
+  /* Doubling: making many timers must not reallocate the heap each time. */
+  if (need > h->cap && th_reserve(h, need < 2 * h->cap ? 2 * h->cap : need) != 0 &&
+      th_reserve(h, need) != 0)
+    return -1;
   lp->tasks.nxreserved++;
   return 0;
 }
