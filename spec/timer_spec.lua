@@ -396,6 +396,24 @@ describe("cosock.timer timer objects", function()
       L.assert_clean()
     end)
 
+    it("100,000 live timers: the few due ones fire, the rest stay pending", function()
+      local far = {}
+      for i = 1, 100000 do far[i] = timer.create_oneshot(3600 + i % 100) end
+      local fired = {}
+      for i = 1, 3 do
+        timer.create_oneshot(0.01 * i):setwaker("recvr", function() fired[#fired + 1] = i end)
+      end
+      assert.equal(100003, L.stats().timers)
+      cosock.spawn(function() socket.sleep(0.05) end)
+      cosock.run()
+      assert.same({ 1, 2, 3 }, fired)
+      assert.equal(100000, L.stats().timers)
+      assert.equal("pending", (info(far[1])))
+      assert.equal("pending", (info(far[100000])))
+      for i = 1, #far do far[i]:cancel() end
+      L.assert_clean()
+    end)
+
     it("a timer collected while armed leaves the heap", function()
       for i = 1, 50 do
         if i % 2 == 0 then timer.create_oneshot(3600) else timer.create_interval(1) end
