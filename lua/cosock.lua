@@ -17,6 +17,7 @@ m.set_error_handler = core.set_error_handler
 m.socket = require "cosock.socket"
 m.channel = require "cosock.channel"
 m.asyncify = require "cosock.asyncify"
+m.timer = require "cosock.timer"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
 -- TLS run where LuaSec is not installed.

@@ -46,13 +46,15 @@ build = {
     ["cosock.socket.wrap"] = "lua/cosock/socket/wrap.lua",
     ["cosock.ssl"] = "lua/cosock/ssl.lua",
     ["cosock.ssl.https"] = "lua/cosock/ssl/https.lua",
+    ["cosock.timer"] = "lua/cosock/timer.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
-        "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/poller.c", "src/lib/poller_select.c",
+        "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/grid.c", "src/lib/poller.c",
+        "src/lib/poller_select.c",
         "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
         "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
-        "src/chanwait.c",
+        "src/chanwait.c", "src/timer_object.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src" },
@@ -65,10 +67,11 @@ build = {
       modules = {
         ["cosock.core"] = {
           sources = {
-            "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/poller.c", "src/lib/poller_select.c",
+            "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/grid.c", "src/lib/poller.c",
+            "src/lib/poller_select.c",
             "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
             "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
-            "src/chanwait.c", "src/lib/poller_epoll.c",
+            "src/chanwait.c", "src/timer_object.c", "src/lib/poller_epoll.c",
           },
         },
       },

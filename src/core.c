@@ -18,6 +18,7 @@
 #include "park.h"
 #include "run.h"
 #include "task.h"
+#include "timer_object.h"
 #include "waiters.h"
 #include "wrapper.h"
 
@@ -42,17 +43,20 @@ static int l_spawn(lua_State *L) {
   return 1;
 }
 
-/* cosock.reset(): forgets every task, timer and fd. A reset that fails
+/* cosock.reset(): forgets every task, timer and fd; timer objects made
+ * before it act as cancelled. A reset that fails
  * (no memory, no fd for a new poller) changes nothing. */
 static int l_reset(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (cn_running(lp))
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
   lua_settop(L, 0);
-  cn_tasks_new_tables(L);                      /* may raise: nothing changed */
+  cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
+  lua_newtable(L);                             /* 5: the next timer anchor table */
   if (cn_waiters_reset(L, lp) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
+  cn_tobj_reset(L, lp, 5);                     /* cannot fail */
   cn_run_reset(L, lp);
   return 0;
 }
@@ -85,6 +89,7 @@ static int l_monotime(lua_State *L) {
 static int loop_gc(lua_State *L) {
   cn_loop *lp = luaL_checkudata(L, 1, LOOP_MT);
   cn_tasks_free(L, lp);
+  cn_tobj_free(L, lp);
   cn_waiters_free(L, lp);
   cn_park_free(L, lp);
   cn_run_free(L, lp);
@@ -125,6 +130,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_waiters_open(L);
   cn_wrapper_open(L);
   cn_chanwait_open(L);
+  cn_tobj_open(L, lp);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

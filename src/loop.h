@@ -30,6 +30,7 @@
 #include "mem.h"
 
 struct cn_task;
+struct cn_tobj;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -55,6 +56,8 @@ typedef struct cn_loop {
     unsigned char ready;      /* which of L_A/L_B is the ready list */
     th_heap timers;
     int narmed;               /* tasks whose timer is armed */
+    int nxarmed;              /* other timers queued in the heap (cn_xtimer) */
+    size_t nxreserved;        /* heap room kept for those */
     int r_cos, r_names, r_handles, r_records; /* registry: the tasks' Lua values */
   } tasks;
 
@@ -105,6 +108,15 @@ typedef struct cn_loop {
   int r_handle_cos;           /* registry: handle -> coroutine, weak */
   int r_handle_results;       /* registry: handle -> outcome, weak keys */
   int r_handle_waiters;       /* registry: handle -> its waiters' wakers, weak keys */
+
+  /* timer_object.c: the timer objects of cosock.timer. */
+  struct {
+    struct cn_tobj *due, *due_tail; /* came due with a waker set: to deliver */
+    uint64_t gen;             /* bumped by reset: timers of older ones are dead */
+    int nwaited;              /* pending timers with a waker set */
+    int r_anchor;             /* registry: timer (light) -> timer, while a waker is set */
+    int r_mt;                 /* registry: this loop's timer metatable */
+  } timers;
 
   /* luasocket_tcp.c */
   struct {

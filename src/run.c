@@ -18,6 +18,7 @@
 #include "park.h"
 #include "run.h"
 #include "task.h"
+#include "timer_object.h"
 #include "waiters.h"
 
 static int is_resumable(lua_State *co) {
@@ -179,11 +180,17 @@ static int run_passes(lua_State *L) {
     /* Steps 9-10 (no armed timer: no clock to read). */
     next = -1;
     if (cn_timers_armed(lp) > 0) next = cn_timers_run(lp, now = cn_clock_now());
+    if (cn_tobj_due(lp)) {                     /* timer objects came due: wake their waiters */
+      cn_tobj_deliver(L, lp);
+      next = now;                              /* (a waker may arm timers: look again at once) */
+    }
     if (cn_tasks_ready(lp) > 0) timeout = 0;
     else if (next >= 0) timeout = next > now ? next - now : 0;
     else timeout = -1;                         /* (deadlines are capped when armed) */
-    /* Step 11. */
-    if (timeout < 0 && cn_fd_polled(lp) == 0) stall(L, lp);
+    /* Step 11 (a timer object that nobody waits on wakes nobody). */
+    if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
+        !cn_tobj_waited(lp))
+      stall(L, lp);
     /* Steps 12-15. */
     if (timeout == 0 && cn_fd_polled(lp) == 0) continue; /* nothing to poll, no wait */
     if (cn_fd_poll(L, lp, timeout) < 0)

@@ -76,7 +76,8 @@ static void reserve_slot(lua_State *L, cn_loop *lp) {
    * unlike capslots are not. */
   grow_arrays(L, lp, cap);
   /* Each task has at most one armed timer: push can then never fail. */
-  if (th_reserve(&lp->tasks.timers, (size_t)cap) != 0) luaL_error(L, "cosock: out of memory");
+  if (th_reserve(&lp->tasks.timers, (size_t)cap + lp->tasks.nxreserved) != 0)
+    luaL_error(L, "cosock: out of memory");
   slots = cn_mem_resize(&lp->mem, lp->tasks.slots, (size_t)lp->tasks.capslots * sizeof *slots,
                         (size_t)cap * sizeof *slots);
   if (slots == NULL) luaL_error(L, "cosock: out of memory");
@@ -207,7 +208,7 @@ static void free_all(cn_loop *lp) {
   lp->tasks.slots = NULL;
   lp->tasks.freeslots = NULL;
   lp->tasks.nslots = lp->tasks.capslots = lp->tasks.nfree = 0;
-  lp->tasks.live = lp->tasks.narmed = 0;
+  lp->tasks.live = lp->tasks.narmed = lp->tasks.nxarmed = 0; /* (th_free unqueued them) */
   init_lists(lp);
 }
 
@@ -335,9 +336,15 @@ void cn_timer_disarm(cn_loop *lp, cn_task *t) {
  * earlier than any armed deadline: the loop wakes once for nothing. */
 double cn_timers_run(cn_loop *lp, double now) {
   th_node *n;
-  if (lp->tasks.narmed == 0) return -1;
+  if (cn_timers_armed(lp) == 0) return -1;
   while ((n = th_top(&lp->tasks.timers)) != NULL && n->when <= now) {
     cn_task *t = (cn_task *)n; /* the node is the first member of the task */
+    if (n->tag == CN_TAG_XTIMER) {
+      th_remove(&lp->tasks.timers, n);
+      lp->tasks.nxarmed--;
+      ((cn_xtimer *)n)->fire(lp, (cn_xtimer *)n);
+      continue;
+    }
     if (t->armed && (n->when != t->deadline || n->seq != t->dseq)) {
       /* re-armed in place: to its real key first, so that a late pass
        * still fires due timers in deadline order */
@@ -351,8 +358,39 @@ double cn_timers_run(cn_loop *lp, double now) {
     }
     cn_timer_disarm(lp, t);
   }
-  if (lp->tasks.narmed == 0 || (n = th_top(&lp->tasks.timers)) == NULL) return -1;
+  if (cn_timers_armed(lp) == 0 || (n = th_top(&lp->tasks.timers)) == NULL) return -1;
   return n->when;
+}
+
+int cn_xtimer_reserve(cn_loop *lp) {
+  th_heap *h = &lp->tasks.timers;
+  size_t need = (size_t)lp->tasks.capslots + lp->tasks.nxreserved + 1;
+  /* Doubling: making many timers must not reallocate the heap each time. */
+  if (need > h->cap && th_reserve(h, need < 2 * h->cap ? 2 * h->cap : need) != 0 &&
+      th_reserve(h, need) != 0)
+    return -1;
+  lp->tasks.nxreserved++;
+  return 0;
+}
+
+void cn_xtimer_unreserve(cn_loop *lp) {
+  if (lp->tasks.nxreserved > 0) lp->tasks.nxreserved--;
+}
+
+void cn_xtimer_arm(cn_loop *lp, cn_xtimer *x, double when) {
+  x->node.tag = CN_TAG_XTIMER;
+  if (th_queued(&x->node)) {
+    th_move(&lp->tasks.timers, &x->node, when, th_next_seq(&lp->tasks.timers));
+  } else {
+    th_push(&lp->tasks.timers, &x->node, when); /* room reserved: cannot fail */
+    lp->tasks.nxarmed++;
+  }
+}
+
+void cn_xtimer_disarm(cn_loop *lp, cn_xtimer *x) {
+  if (!th_queued(&x->node)) return;
+  th_remove(&lp->tasks.timers, &x->node);
+  lp->tasks.nxarmed--;
 }
 
 void cn_task_push_co(lua_State *L, cn_task *t) {

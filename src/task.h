@@ -79,7 +79,6 @@ static inline int cn_tasks_live(const cn_loop *lp) { return lp->tasks.live; }
 static inline int cn_tasks_ready(const cn_loop *lp) {
   return lp->tasks.lists[lp->tasks.ready].n;
 }
-static inline int cn_timers_armed(const cn_loop *lp) { return lp->tasks.narmed; }
 /* One past the highest slot ever used (for a walk over every task). */
 static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }
 
@@ -121,10 +120,33 @@ int cn_wake_pop(cn_loop *lp);                   /* next slot to resume this pass
 void cn_wake_requeue(cn_loop *lp);              /* unresumed wake list back in front */
 
 /* Timers */
+static inline int cn_timers_armed(const cn_loop *lp) {
+  return lp->tasks.narmed + lp->tasks.nxarmed;
+}
+static inline int cn_task_timers_armed(const cn_loop *lp) { return lp->tasks.narmed; }
 void cn_timer_arm(cn_loop *lp, cn_task *t, double deadline);
 void cn_timer_disarm(cn_loop *lp, cn_task *t);
-/* Makes every task whose deadline passed ready (timed out); returns the
- * earliest remaining deadline, or -1 when no timer is armed. */
+/* Makes every task whose deadline passed ready (timed out), and fires every
+ * due cn_xtimer; returns the earliest remaining deadline, or -1 when no
+ * timer is armed. */
 double cn_timers_run(cn_loop *lp, double now);
+
+/* Timers of other parts of the loop (timer_object.c) share the tasks' heap.
+ * Their node is tagged CN_TAG_XTIMER (a task's is 0) and is the first member
+ * of a cn_xtimer: when it is due, cn_timers_run takes it out of the heap and
+ * calls fire, which may queue it again. */
+enum { CN_TAG_TASK = 0, CN_TAG_XTIMER = 1 };
+typedef struct cn_xtimer {
+  th_node node;
+  void (*fire)(cn_loop *lp, struct cn_xtimer *x);
+} cn_xtimer;
+/* Keeps heap room for one more cn_xtimer: 0, or -1 when memory is exhausted.
+ * Each reservation is given back by cn_xtimer_unreserve. */
+int cn_xtimer_reserve(cn_loop *lp);
+void cn_xtimer_unreserve(cn_loop *lp);
+/* Queues x at when, or moves it there if queued. Cannot fail (reserved). */
+void cn_xtimer_arm(cn_loop *lp, cn_xtimer *x, double when);
+/* Takes x out of the heap if it is queued. */
+void cn_xtimer_disarm(cn_loop *lp, cn_xtimer *x);
 
 #endif

@@ -201,6 +201,25 @@ static void free_unqueues_nodes(void **state) {
   assert_int_equal(h.n, 0);
 }
 
+/* The tag belongs to the node's owner: no heap operation reads or changes it. */
+static void tags_are_left_alone(void **state) {
+  th_heap h;
+  th_node n[3];
+  int i;
+  (void)state;
+  th_init(&h);
+  for (i = 0; i < 3; i++) {
+    th_node_init(&n[i]);
+    n[i].tag = (unsigned char)(7 + i);
+    assert_int_equal(th_push(&h, &n[i], 3.0 - i), 0);
+  }
+  th_move(&h, &n[2], 5.0, th_next_seq(&h));
+  th_remove(&h, &n[1]);
+  assert_ptr_equal(pop(&h), &n[0]);
+  th_free(&h);
+  for (i = 0; i < 3; i++) assert_int_equal(n[i].tag, 7 + i);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(empty_heap_has_no_top),
@@ -212,6 +231,7 @@ int main(void) {
     cmocka_unit_test(move_later_and_earlier),
     cmocka_unit_test(many_timers),
     cmocka_unit_test(free_unqueues_nodes),
+    cmocka_unit_test(tags_are_left_alone),
   };
   return cmocka_run_group_tests_name("timer_heap", tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* timer_heap: a binary min-heap of deadlines with O(log n) insert and cancel.
  *
- * Nodes are embedded in their owners (one per task); the heap stores pointers
- * and keeps each node's position up to date, so removing any node is O(log n).
+ * Nodes are embedded in their owners (tasks, timer objects); the heap stores
+ * pointers and keeps each node's position up to date, so removing any node is
+ * O(log n). A node's tag is its owner's: the heap never reads or writes it.
  * Equal deadlines come out in the order they were pushed (a sequence number
  * breaks ties), which keeps wake order deterministic. No Lua here. */
 #ifndef COSOCK_TIMER_HEAP_H
@@ -16,6 +17,7 @@ typedef struct th_node {
   double when;   /* deadline, seconds on the monotonic clock */
   uint64_t seq;  /* push order, breaks ties between equal deadlines */
   size_t pos;    /* index in the heap, TH_NOT_QUEUED when not in it */
+  unsigned char tag; /* set by the owner (which kind of owner), left alone here */
 } th_node;
 
 typedef struct th_heap {
