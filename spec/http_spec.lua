@@ -172,6 +172,7 @@ describe("cosock.ssl.https", function()
         return "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecret"
       end, function(c)
         local s = assert(cosock.ssl.wrap(c, certs.server_config()))
+        s:settimeout(net.TIMEOUT)
         assert(s:dohandshake())
         return s
       end)
