@@ -41,7 +41,7 @@ local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
 --- wait(self, kind, deadline) -> deadline | nil: wait until `self` is ready for
 --- `kind` ("recvr" or "sendr") or a timeout, as LuaSocket times its calls:
 --- self.timeout (mode "b") limits each wait, self.total (mode "t") the whole
---- call; nil or negative means no limit, 0 fails at once. `deadline` is nil on
+--- call; nil means no limit, 0 or negative fails at once. `deadline` is nil on
 --- the first wait of a call and the value the previous wait returned afterwards.
 --- nil back means the call must fail with a timeout. (C: src/wrapper.c.)
 M.wait = core.wait
@@ -52,8 +52,9 @@ M.wait = core.wait
 
 --- settimeout(t [, mode]): LuaSocket's timeouts, its mode read as LuaSocket reads
 --- it, by the first letter: "b" (the default; "block") limits each wait, "t" or "r"
---- ("total", "return") the whole call; nil or negative: no limit; 0: fail at once
---- with the inner object's values. Returns 1.0 (tls wrappers: nothing).
+--- ("total", "return") the whole call; nil: no limit; 0 or negative: fail at once
+--- with the inner object's values (cosock's quirk for negative values, which
+--- LuaSocket reads as no limit). Returns 1.0 (tls wrappers: nothing).
 function M.settimeout(self, t, mode)
   if t ~= nil then
     local n = tonumber(t)
