@@ -86,11 +86,24 @@ describe("cosock.socket module", function()
       assert.same({ "a1", "b", "a2" }, order)
     end)
 
-    it("sleep raises for a non-number", function()
-      assert.matches("bad argument #1 to 'sleep' (number expected, got no value)",
-        net.error_of(function() socket.sleep() end), 1, true)
-      assert.matches("bad argument #1 to 'sleep' (number expected, got string)",
-        net.error_of(function() socket.sleep("x") end), 1, true)
+    it("sleep takes what select takes, as cosock's does: a numeric string, or nil for no limit", function()
+      local r = {}
+      local forever = cosock.spawn(function()
+        r.before = true
+        socket.sleep()
+        r.after = true
+      end, "forever")
+      cosock.spawn(function()
+        r.string = pack(socket.sleep("0.001"))
+        socket.sleep(0.01)
+        r.alive = forever:is_alive()
+        forever:cancel()
+      end, "sleeper")
+      net.run()
+      assert.same({ n = 0 }, r.string)
+      assert.is_true(r.before)
+      assert.is_true(r.alive)
+      assert.is_nil(r.after)
     end)
 
     it("select outside a task raises (it yields)", function()

@@ -29,11 +29,9 @@ function m.select(recvt, sendt, timeout)
 end
 
 --- sleep(t): give the processor to other tasks for t seconds; returns nothing.
+--- As in cosock 0.2.0, t goes to the loop unchecked: a numeric string works, and
+--- no t (nil) waits without a limit (until the task is cancelled).
 function m.sleep(t)
-  if type(t) ~= "number" then
-    error("bad argument #1 to 'sleep' (number expected, got " ..
-      (t == nil and "no value" or type(t)) .. ")", 2)
-  end
   yield(nil, nil, t)
 end
 
