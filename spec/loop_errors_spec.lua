@@ -146,6 +146,16 @@ describe("errors out of run", function()
       assert.is_true(L.starts(err, STUCK), err)
     end)
 
+    it("core.run's error is cosock's first line word for word; cosock-native's words follow it", function()
+      local core = require "cosock.core"
+      cosock.spawn(function() L.yield({ L.obj("a") }) end, "stuck-task")
+      local _, ok, err = L.capture(core.run)
+      assert.is_false(ok)
+      local first, rest = err:match("^([^\n]*)\n(.*)$")
+      assert.equal(STUCK .. ". this is a bug, please report it, including the above dump state", first)
+      assert.matches("^cosock%-native: every live task waits on something that nothing can wake", rest)
+    end)
+
     it("prints a dump of thread state that names the stuck task", function()
       local a, b = L.obj("a"), L.obj("b")
       cosock.spawn(function() L.yield({ a }, { b }) end, "stuck-task-name-7741")
