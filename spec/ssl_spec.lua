@@ -134,6 +134,23 @@ describe("cosock.ssl", function()
     assert.same({ n = 3, nil, "wantread", "" }, r.no_prefix) -- LuaSec's partial, not nil
   end)
 
+  -- LuaSec's dohandshake on a closed object crashes the process (SIGSEGV).
+  it("a handshake on a closed wrapper, or one closed by another task during its wait, gives nil, 'closed'", function()
+    local r = {}
+    cosock.spawn(function()
+      local c, s = net.pair()
+      local ss = assert(cosock.ssl.wrap(s, certs.server_config()))
+      ss:settimeout(net.TIMEOUT)
+      cosock.spawn(function() socket.sleep(0.01); ss:close() end, "closer")
+      r.during = pack(ss:dohandshake()) -- the client never speaks: it waits
+      r.after = pack(ss:dohandshake())
+      c:close()
+    end, "server")
+    net.run()
+    assert.same({ n = 2, nil, "closed" }, r.during)
+    assert.same({ n = 2, nil, "closed" }, r.after)
+  end)
+
   it("a handshake against a peer that does not trust us fails with nil, err (not an error)", function()
     local r
     cosock.spawn(function()

@@ -45,8 +45,11 @@ m._VERSION = luasec._VERSION
 m._COPYRIGHT = luasec._COPYRIGHT
 
 --- dohandshake(): wait on wantread/wantwrite until the handshake is done.
---- Returns true, or nil, err ("wantread"/"wantwrite" when the wait timed out).
+--- Returns true, or nil, err ("wantread"/"wantwrite" when the wait timed out;
+--- "closed" when the wrapper was closed, before the call or by another task
+--- during a wait: LuaSec's dohandshake on a closed object crashes the process).
 function tls:dohandshake()
+  if self._closed then return nil, "closed" end
   local inner = self.inner_sock
   local ok, err = inner:dohandshake()
   if ok then return ok end
@@ -56,6 +59,7 @@ function tls:dohandshake()
     if kind == nil then return nil, err end
     deadline = wait(self, kind, deadline)
     if deadline == nil then return nil, err end
+    if self._closed then return nil, "closed" end
     ok, err = inner:dohandshake()
     if ok then return ok end
   end
