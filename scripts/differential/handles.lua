@@ -51,5 +51,6 @@ collectgarbage(); collectgarbage()
 R.show("tostring(unnamed) after run+gc", tostring(unnamed))
 R.show("run with nothing to do", cosock.run())
 
+R.call("reset", cosock.reset)
 R.call("spawn(nil)", cosock.spawn, nil)
 R.call("spawn(42)", cosock.spawn, 42, "x")

@@ -51,9 +51,10 @@ M.wait = core.wait
 ---------------------------------------------------------------------------
 
 --- settimeout(t [, mode]): LuaSocket's timeouts, its mode read as LuaSocket reads
---- it, by the first letter: "b" (the default; "block") limits each wait, "t" or "r"
---- ("total", "return") the whole call; nil: no limit; 0 or negative: fail at once
---- with the inner object's values (cosock's quirk for negative values, which
+--- it, by the first letter: "t" or "r" ("total", "return") limits the whole call;
+--- "b" (the default; "block") each wait, and so does any other mode (cosock 0.2.0
+--- ignores the mode; LuaSocket would raise). nil: no limit; 0 or negative: fail at
+--- once with the inner object's values (cosock's quirk for negative values, which
 --- LuaSocket reads as no limit). Returns 1.0 (tls wrappers: nothing).
 function M.settimeout(self, t, mode)
   if t ~= nil then
@@ -63,13 +64,11 @@ function M.settimeout(self, t, mode)
     end
     t = n
   end
-  local m = mode == nil and "b" or type(mode) == "string" and mode:sub(1, 1)
-  if m == "b" then
-    self.timeout = t
-  elseif m == "t" or m == "r" then
+  local m = type(mode) == "string" and mode:sub(1, 1)
+  if m == "t" or m == "r" then
     self.total = t
   else
-    error("bad argument #2 to 'settimeout' (invalid timeout mode)", 2)
+    self.timeout = t
   end
   return 1.0
 end
