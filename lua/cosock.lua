@@ -1,6 +1,7 @@
 -- cosock: the public module of cosock-native, a drop-in replacement for the
 -- cosock 0.2.0 coroutine executor. The run loop lives in C (cosock.core);
--- this file puts the API together and prints the thread dump of a stall.
+-- this file puts the API together, raises the loop's errors as cosock does
+-- and prints the state dump of a stall.
 local core = require "cosock.core"
 
 local m = {}
@@ -8,8 +9,51 @@ local m = {}
 m._VERSION = "0.2.0"                  -- the cosock API this implements
 m._NATIVE_VERSION = core._VERSION     -- the cosock-native package version
 
-m.spawn = core.spawn
-m.run = core.run
+local spawn, run = core.spawn, core.run
+
+--- spawn(fn, name) -> handle. A non-function fn fails as in cosock 0.2.0: with
+--- coroutine.create's own error, raised from here (so with this file's position).
+function m.spawn(fn, name)
+  if type(fn) ~= "function" then coroutine.create(fn) end
+  return spawn(fn, name)
+end
+
+local STALL = "^cosock tried to call socket%.select with no sockets and no timeout"
+
+-- Errors the loop itself raises (from C, so with no position) that cosock
+-- 0.2.0 raises from cosock.lua, with that file's position in front: a task's
+-- error (its message and traceback), the stall, the checks of what a task
+-- yields. Errors of objects' own code (setwaker) go through as they are.
+local function raised_by_loop(e)
+  return e:find("^stack traceback:\n") or e:find("\nstack traceback:\n", 1, true)
+    or e:find(STALL)
+    or e:find("^non%-wakeable socket") or e:find("^cosock: ")
+    or e:find("^%a+ waker already set, sockets can only block one thread per waker kind")
+end
+
+-- After a stall's message: one line per live task, what it waits on.
+local function stalled_tasks()
+  local out = {}
+  for _, info in ipairs(core.get_thread_metadata()) do
+    out[#out + 1] = string.format("\n  task %s waits to receive on %d object(s), to send on %d",
+      tostring(info.name), info.recvt, info.sendt)
+  end
+  return table.concat(out)
+end
+
+--- run(): the loop (cosock.core.run). What it raises is what cosock 0.2.0
+--- raises (see raised_by_loop); a stall's message ends with what each task
+--- waits on.
+function m.run()
+  local ok, e = pcall(run)
+  if ok then return end
+  if type(e) == "string" and raised_by_loop(e) then
+    if e:find(STALL) then e = e .. stalled_tasks() end
+    error(e, 1)
+  end
+  error(e, 0)
+end
+
 m.reset = core.reset
 m.get_thread_metadata = core.get_thread_metadata
 m.set_error_handler = core.set_error_handler
@@ -31,21 +75,36 @@ setmetatable(m, {
   end,
 })
 
--- Printed when every live task waits on something nothing can wake, just
--- before run raises its error: what each task waits on, and where.
-local function dump_threads()
+-- The state dump of a stalled loop (every live task waits on something
+-- nothing can wake), printed just before run raises its error: cosock 0.2.0's
+-- shape and words, to standard output with the print there was when this
+-- module loaded (as cosock's). What cosock-native cannot tell: which tasks the
+-- last pass resumed (all are listed as woken), and each task's coroutine (the
+-- first line of an entry shows "thread: ?" before the name).
+local alwaysprint = print
+local BANNER = "vvvvvvvvvvvvvvvvvvvvvvvv DUMP STATE vvvvvvvvvvvvvvvvvvvvvvvv"
+local BANNER_END = "^^^^^^^^^^^^^^^^^^^^^^^^ DUMP STATE ^^^^^^^^^^^^^^^^^^^^^^^^"
+local RULE = string.rep("=", 57)
+local SEPARATOR = string.rep("-", 57)
+
+local function dump_state()
   local threads = core.get_thread_metadata()
-  local out = { "==== cosock: thread dump (" .. #threads .. " live) ====" }
+  alwaysprint(BANNER)
+  alwaysprint("threads woken in last turn (" .. #threads .. ")")
+  alwaysprint(RULE)
   for _, info in ipairs(threads) do
-    out[#out + 1] = string.format("task %s  status=%s  recvt=%d sendt=%d timeout=%s last_wake=%s",
-      tostring(info.name), info.status, info.recvt, info.sendt,
-      tostring(info.timeout), tostring(info.last_wake))
-    out[#out + 1] = info.traceback
-    out[#out + 1] = "----"
+    alwaysprint("thread: ?", info.name)
+    alwaysprint(info.traceback)
+    alwaysprint("recvt:", info.recvt)
+    alwaysprint("sendt:", info.sendt)
+    alwaysprint("timeout:", info.timeout)
+    alwaysprint("last wake:", info.last_wake)
+    alwaysprint(SEPARATOR)
   end
-  out[#out + 1] = "==== end of thread dump ===="
-  print(table.concat(out, "\n"))
+  alwaysprint("threads not woken in last turn (0)")
+  alwaysprint(RULE)
+  alwaysprint(BANNER_END)
 end
-core.set_stall_hook(dump_threads)
+core.set_stall_hook(dump_state)
 
 return m

@@ -151,7 +151,8 @@ print("after:", state())
 release()
 ]=])
     assert.equal("true", field(out, "high"), out)
-    assert.matches("^false\tcosock: cannot poll fd %d+ of task 'high waiter': Too many open files$",
+    -- (run raises the loop's errors with cosock.lua's position, as cosock does)
+    assert.matches("^false\t[^\t]-cosock%.lua:%d+: cosock: cannot poll fd %d+ of task 'high waiter': Too many open files$",
       field(out, "run"), out)
     assert.equal("0 tasks, 0 fds, select", field(out, "between"), out)
     assert.equal("nil\ttimeout", field(out, "receive"), out)

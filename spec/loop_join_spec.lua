@@ -44,7 +44,7 @@ describe("handle:join", function()
     local ok, raised = pcall(cosock.run)       -- no handler: the error ends run
     assert.is_false(ok)
     cosock.run()                               -- the joiner still gets it
-    assert.same({ n = 2, false, raised }, r.a)
+    assert.same({ n = 2, false, L.loop_error(raised) }, r.a)
     cosock.reset()
     cosock.set_error_handler(function(err) handled = err end)
     local obj = {}

@@ -108,7 +108,7 @@ describe("cosock.spawn / cosock.run", function()
     cosock.spawn(function() error("first run fails", 0) end)
     local ok, err = pcall(cosock.run)
     assert.is_false(ok)
-    assert.is_true(L.starts(err, "first run fails"))
+    assert.is_true(L.starts(L.loop_error(err), "first run fails"))
     L.assert_loop_works()
   end)
 

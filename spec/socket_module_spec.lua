@@ -1,5 +1,5 @@
--- cosock.socket module functions: bind/connect, try/newtry/protect (yield-safe),
--- select and sleep quirks, LuaSocket pass-throughs.
+-- cosock.socket module functions: bind/connect, select and sleep quirks,
+-- LuaSocket pass-throughs. (try/newtry/protect: socket_try_protect_spec.lua.)
 
 local cosock = require "cosock"
 local luasocket = require "socket"
@@ -59,65 +59,6 @@ describe("cosock.socket module", function()
     end)
   end)
 
-  describe("try / newtry / protect", function()
-    it("try returns its arguments unless the first is nil; false does not raise", function()
-      assert.same({ n = 3, 1, 2, 3 }, pack(socket.try(1, 2, 3)))
-      assert.same({ n = 2, false, "msg" }, pack(socket.try(false, "msg")))
-      assert.has_error(function() socket.try(nil, "boom") end)
-    end)
-
-    it("protect turns a try failure into nil, err and re-raises other errors", function()
-      local f = socket.protect(function(x)
-        socket.try(x, "failed with " .. tostring(x))
-        return "ok", x
-      end)
-      assert.same({ n = 2, "ok", 5 }, pack(f(5)))
-      assert.same({ n = 2, nil, "failed with nil" }, pack(f(nil)))
-      local g = socket.protect(function() error("real error") end)
-      local ok, err = pcall(g)
-      assert.is_false(ok)
-      assert.matches("real error", err, 1, true)
-      local tbl = {}
-      local ok2, err2 = pcall(socket.protect(function() error(tbl) end))
-      assert.is_false(ok2)
-      assert.is_true(rawequal(tbl, err2))
-    end)
-
-    it("protect(f)() returns a single nil when a try without a message failed", function()
-      local f = socket.protect(function() socket.try(nil) end)
-      assert.same({ n = 1 }, pack(f()))
-    end)
-
-    it("newtry calls its finalizer once, before raising", function()
-      local calls = 0
-      local try = socket.newtry(function() calls = calls + 1 end)
-      local f = socket.protect(function() try(1); try(nil, "x"); error("not reached") end)
-      assert.same({ n = 2, nil, "x" }, pack(f()))
-      assert.equal(1, calls)
-    end)
-
-    it("a task may yield inside protect, try and a finalizer", function()
-      local r = {}
-      cosock.spawn(function()
-        local try = socket.newtry(function()
-          socket.sleep(0) -- yields inside the finalizer
-          r.finalized = true
-        end)
-        local f = socket.protect(function()
-          socket.sleep(0.001)
-          local v = try(socket.select(nil, nil, 0)) -- nil: timeout
-          r.unreached = v
-        end)
-        r.result = pack(f())
-      end, "yielder")
-      net.run()
-      assert.is_true(r.finalized)
-      assert.is_nil(r.unreached)
-      assert.equal(1, r.result.n)
-      assert.is_nil(r.result[1])
-    end)
-  end)
-
   describe("select and sleep", function()
     it("select times out with exactly (nil, nil, 'timeout'); a zero or negative timeout on the next pass", function()
       local r = {}
@@ -145,11 +86,24 @@ describe("cosock.socket module", function()
       assert.same({ "a1", "b", "a2" }, order)
     end)
 
-    it("sleep raises for a non-number", function()
-      assert.matches("bad argument #1 to 'sleep' (number expected, got no value)",
-        net.error_of(function() socket.sleep() end), 1, true)
-      assert.matches("bad argument #1 to 'sleep' (number expected, got string)",
-        net.error_of(function() socket.sleep("x") end), 1, true)
+    it("sleep takes what select takes, as cosock's does: a numeric string, or nil for no limit", function()
+      local r = {}
+      local forever = cosock.spawn(function()
+        r.before = true
+        socket.sleep()
+        r.after = true
+      end, "forever")
+      cosock.spawn(function()
+        r.string = pack(socket.sleep("0.001"))
+        socket.sleep(0.01)
+        r.alive = forever:is_alive()
+        forever:cancel()
+      end, "sleeper")
+      net.run()
+      assert.same({ n = 0 }, r.string)
+      assert.is_true(r.before)
+      assert.is_true(r.alive)
+      assert.is_nil(r.after)
     end)
 
     it("select outside a task raises (it yields)", function()

@@ -160,9 +160,10 @@ static int stall(lua_State *L, cn_loop *lp) {
   cn_push_ref(L, lp->run.r_hook);
   if (lua_isfunction(L, -1)) lua_call(L, 0, 0);
   else lua_pop(L, 1);
-  return luaL_error(L, "cosock tried to call socket.select with no sockets and no timeout: "
-                       "every live task waits on something that nothing can wake "
-                       "(the thread dump above shows what each one waits on)");
+  return luaL_error(L, "cosock tried to call socket.select with no sockets and no timeout. "
+                       "this is a bug, please report it, including the above dump state\n"
+                       "cosock-native: every live task waits on something that nothing can wake "
+                       "(no socket, no timeout); the dump above shows what each one waits on");
 }
 
 static int run_passes(lua_State *L) {

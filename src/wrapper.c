@@ -13,8 +13,9 @@
  * outside LuaSocket.
  *
  * Timeouts are LuaSocket's: timeout ("b") limits each wait, total ("t") the
- * whole call; nil or negative means no limit, 0 fails at once with
- * the inner object's own values. */
+ * whole call; nil means no limit, 0 fails at once with the inner object's
+ * own values, and so does a negative one (cosock's quirk; LuaSocket reads it
+ * as no limit). */
 #include "config.h"
 
 #include <math.h>
@@ -61,8 +62,8 @@ static int rawfield(lua_State *L, int self, int key) {
   return lua_rawget(L, self);
 }
 
-/* The wrapper's timeouts, read raw: a number >= 0 sets one, anything else
- * (nil, negative) means none. "timeout" is KEY(TIMEOUT), the same string as
+/* The wrapper's timeouts, read raw: a number sets one (a negative one counts
+ * as 0), anything else (nil, NaN) means none. "timeout" is KEY(TIMEOUT), the same string as
  * the error. */
 typedef struct timeouts {
   lua_Number block, total;
@@ -74,6 +75,7 @@ static lua_Number timeout_field(lua_State *L, int self, int key, int *set) {
   *set = 0;
   if (rawfield(L, self, key) == LUA_TNUMBER) {
     v = lua_tonumber(L, -1);
+    if (v < 0) v = 0;                          /* cosock: a negative timeout expires at once */
     *set = v >= 0;
   }
   lua_pop(L, 1);

@@ -3,8 +3,9 @@
 ---
 --- `asyncify(name)` finds the module's loader through package.searchers like
 --- `require` does; when it is a fresh Lua chunk, its `_ENV` upvalue is replaced by an
---- environment whose `require` is this module's, and the chunk is run. Everything
---- else reads and writes the real globals. Results are cached per name (and kept
+--- environment whose `require` is this module's, and the chunk is run. Reads of
+--- other globals go to the real ones; writes stay in that environment, which
+--- every asyncified module shares (as in cosock 0.2.0). Results are cached per name (and kept
 --- apart from package.loaded, so plain `require` still gives the blocking module).
 ---
 --- Rules (see doc/lua-layer.md):
@@ -14,8 +15,9 @@
 ---   package.loaded: returned as they are.
 --- * modules whose loader is not a fresh Lua chunk (C modules, package.preload
 ---   functions): plain require (their upvalues may be shared and must not change).
---- * not found: asyncify returns require's "module '...' not found:..." string; a
----   require inside an asyncified module raises it, as require would.
+--- * not found: asyncify returns the last searcher's message (as cosock 0.2.0
+---   does); a require inside an asyncified module raises require's "module '...'
+---   not found:..." error, as require would.
 ---
 --- This module must not require "cosock" (lua/cosock.lua requires it).
 
@@ -34,9 +36,9 @@ local LOADING = setmetatable({}, { __tostring = function() return "cosock.asynci
 
 local load_module -- forward
 
--- The environment given to asyncified chunks: globals read and written through to
--- the real ones, except `require`.
-local env = setmetatable({}, { __index = _G, __newindex = _G })
+-- The environment given to asyncified chunks: globals read through to the real
+-- ones (except `require`); what they write stays here, as in cosock 0.2.0.
+local env = setmetatable({}, { __index = _G })
 local SUBSTITUTE = { socket = "cosock.socket", ssl = "cosock.ssl" }
 rawset(env, "require", function(name)
   local sub = SUBSTITUTE[name]
@@ -54,7 +56,7 @@ local function copy_of(modname)
 end
 
 -- Find the loader like require does. Returns loader, extra, index of the searcher;
--- or nil, the concatenated messages of the searchers.
+-- or nil, the concatenated messages of the searchers, and the last one.
 local function find_loader(name)
   local msgs = {}
   local searchers = package.searchers
@@ -63,7 +65,7 @@ local function find_loader(name)
     if type(loader) == "function" then return loader, extra, i end
     if type(loader) == "string" then msgs[#msgs + 1] = loader end
   end
-  return nil, concat(msgs)
+  return nil, concat(msgs), msgs[#msgs]
 end
 
 -- Is `loader` a freshly loaded main chunk whose first upvalue is its _ENV?
@@ -76,8 +78,9 @@ local function env_upvalue(loader)
   return nil
 end
 
---- Load (or find in the cache) module `name`. Returns the module, or nil, err when
---- it cannot be found. Errors raised by the module's own code propagate.
+--- Load (or find in the cache) module `name`. Returns the module, or nil, err, last
+--- when it cannot be found (err: require's message; last: the last searcher's).
+--- Errors raised by the module's own code propagate.
 function load_module(name)
   local mod = cache[name]
   if mod == LOADING then
@@ -97,7 +100,8 @@ function load_module(name)
       if package.loaded[name] ~= nil then
         mod = package.loaded[name]
       else
-        return nil, "module '" .. name .. "' not found:" .. extra
+        local last = idx -- (when nothing is found: the last searcher's message)
+        return nil, "module '" .. name .. "' not found:" .. extra, last
       end
     elseif idx == 1 or not env_upvalue(loader) then
       mod = require(name)
@@ -125,13 +129,14 @@ function load_module(name)
   return mod
 end
 
---- asyncify(name) -> the module, or the loader's error string when not found.
+--- asyncify(name) -> the module, or, when no searcher finds it, the last
+--- searcher's message (what cosock 0.2.0 returns there).
 local function asyncify(name)
   if type(name) ~= "string" then
     error("bad argument #1 to 'asyncify' (string expected, got " .. type(name) .. ")", 2)
   end
-  local mod, err = load_module(name)
-  if mod == nil then return err end
+  local mod, _, last = load_module(name)
+  if mod == nil then return last end
   return mod
 end
 

@@ -131,7 +131,8 @@ function receiver:receive()
   end
 end
 
---- settimeout(t): how long receive may wait (nil: no limit). Returns 1.0.
+--- settimeout(t): how long receive may wait (nil: no limit; zero or negative: a
+--- receive with nothing queued fails at once). Returns nothing, as in cosock.
 function receiver:settimeout(t)
   if t ~= nil then
     local n = tonumber(t)
@@ -141,7 +142,6 @@ function receiver:settimeout(t)
     t = n
   end
   self.timeout = t
-  return 1.0
 end
 
 --- close(): close the channel from the receiving side.
@@ -153,9 +153,10 @@ end
 
 --- setwaker("recvr", fn): the waker protocol. Only one task can wait on a channel; a
 --- waker set while messages are queued (or the channel is closed) is called at once.
+--- Its errors carry this file's position, as cosock's (raised by assert) do.
 function receiver:setwaker(kind, fn)
   if kind ~= "recvr" then
-    error("unsupported wake kind: " .. tostring(kind), 2)
+    error("unsupported wake kind: " .. tostring(kind))
   end
   local link = self.link
   local w = link.waker
@@ -166,7 +167,7 @@ function receiver:setwaker(kind, fn)
     return
   end
   if channel_waiting(link) then
-    error("waker already set, receive can't be waited on from multiple places at once", 2)
+    error("waker already set, receive can't be waited on from multiple places at once")
   end
   link.waker = fn
   if link.closed or link.queue.first <= link.queue.last then

@@ -29,11 +29,9 @@ function m.select(recvt, sendt, timeout)
 end
 
 --- sleep(t): give the processor to other tasks for t seconds; returns nothing.
+--- As in cosock 0.2.0, t goes to the loop unchecked: a numeric string works, and
+--- no t (nil) waits without a limit (until the task is cancelled).
 function m.sleep(t)
-  if type(t) ~= "number" then
-    error("bad argument #1 to 'sleep' (number expected, got " ..
-      (t == nil and "no value" or type(t)) .. ")", 2)
-  end
   yield(nil, nil, t)
 end
 
@@ -106,35 +104,36 @@ end
 ---------------------------------------------------------------------------
 
 -- Errors raised by try carry this metatable; protect recognises them by it.
-local TRY_ERROR = { __tostring = function(e) return tostring(e[1]) end }
+-- No __tostring: printed, such an error is a plain table, as in cosock.
+local TRY_ERROR = {}
 
 --- newtry(finalizer): a try function. try(v, ...) returns all its arguments when v
---- is not nil; when v is nil it calls the finalizer (if any) and raises a private
---- error object holding the second argument. Only nil raises: try(false, msg)
---- returns false, msg (as cosock 0.2.0 does).
+--- is not nil; when v is nil it calls the finalizer (when it is a function; any
+--- other value is ignored) and raises a private error object holding the second
+--- argument. Only nil raises: try(false, msg) returns false, msg. (cosock 0.2.0.)
 function m.newtry(finalizer)
   return function(...)
     if (...) ~= nil then return ... end
-    if finalizer then finalizer() end
-    error(setmetatable({ (select(2, ...)) }, TRY_ERROR), 0)
+    if type(finalizer) == "function" then finalizer() end
+    error(setmetatable({ (select(2, ...)) }, TRY_ERROR))
   end
 end
 
 m.try = m.newtry()
 
+-- The end of a protected call. Reached by a tail call from the function protect
+-- made, so level 3 below is the caller of that function's caller: a string
+-- error raised again gets that position in front, as cosock 0.2.0's does.
 local function protected(ok, ...)
   if ok then return ... end
   local e = ...
-  if getmetatable(e) == TRY_ERROR then
-    local msg = e[1]
-    if msg == nil then return nil end
-    return nil, msg
-  end
-  error(e, 0)
+  if getmetatable(e) == TRY_ERROR then return nil end
+  error(e, 3)
 end
 
---- protect(fn): a function that calls fn; an error raised by try becomes nil, err;
---- any other error is raised again.
+--- protect(fn): a function that calls fn and returns its values; a failed try
+--- gives a single nil (its message is dropped, as cosock 0.2.0 does); any other
+--- error is raised again (see protected for the position a string gets).
 function m.protect(fn)
   return function(...)
     return protected(pcall(fn, ...))

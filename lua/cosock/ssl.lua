@@ -1,6 +1,6 @@
 --- cosock.ssl: LuaSec's `ssl` for cosock sockets.
 ---
---- `wrap(tcp_wrapper, config)` wraps the cosock tcp wrapper's LuaSec-wrapped inner
+--- `wrap(tcp_socket, config)` wraps the cosock tcp wrapper's LuaSec-wrapped inner
 --- socket in a wrapper of class "tls{}" whose dohandshake/receive/send wait by
 --- yielding on LuaSec's "wantread"/"wantwrite". Quirk kept from cosock 0.2.0: when
 --- such a wait times out, the error returned is LuaSec's "wantread"/"wantwrite", not
@@ -17,8 +17,8 @@ if not found then
 end
 local wrap = require "cosock.socket.wrap"
 
-local setmetatable, rawset, error, type = setmetatable, rawset, error, type
-local wait = wrap.wait
+local setmetatable, rawset, assert = setmetatable, rawset, assert
+local wait, settimeout = wrap.wait, wrap.settimeout
 -- Which wait a handshake that did not finish asks for.
 local HANDSHAKE_WAIT = { wantread = "recvr", wantwrite = "sendr" }
 local passthrough = wrap.passthrough
@@ -31,17 +31,16 @@ local m = {}
 local tls = {}
 local tls_mt = wrap.native({ __index = tls })
 
---- wrap(tcp_wrapper, config): config is a LuaSec config table or context.
---- Returns a "tls{}" wrapper (timeout taken from the tcp wrapper), or nil, err.
-function m.wrap(sock, config)
-  if type(sock) ~= "table" or sock.inner_sock == nil then
-    error("bad argument #1 to 'wrap' (cosock tcp wrapper expected)", 2)
-  end
-  local inner, err = luasec.wrap(sock.inner_sock, config)
+--- wrap(tcp_socket, config): config is a LuaSec config table or context.
+--- Returns a "tls{}" wrapper, or nil, err. As in cosock (and LuaSec) the new
+--- wrapper has no timeout of its own: the tcp wrapper's is not carried over.
+--- Anything without an inner_sock fails as in cosock ("tcp inner_sock is null").
+function m.wrap(tcp_socket, config)
+  local tcp_inner = assert(tcp_socket.inner_sock, "tcp inner_sock is null")
+  local inner, err = luasec.wrap(tcp_inner, config)
   if not inner then return nil, err end
   inner:settimeout(0)
-  return setmetatable({ inner_sock = inner, class = "tls{}", timeout = sock.timeout,
-                        total = sock.total, _wouldblock = "wantread" }, tls_mt)
+  return setmetatable({ inner_sock = inner, class = "tls{}", _wouldblock = "wantread" }, tls_mt)
 end
 
 m.newcontext = luasec.newcontext
@@ -51,8 +50,11 @@ m._VERSION = luasec._VERSION
 m._COPYRIGHT = luasec._COPYRIGHT
 
 --- dohandshake(): wait on wantread/wantwrite until the handshake is done.
---- Returns true, or nil, err ("wantread"/"wantwrite" when the wait timed out).
+--- Returns true, or nil, err ("wantread"/"wantwrite" when the wait timed out;
+--- "closed" when the wrapper was closed, before the call or by another task
+--- during a wait: LuaSec's dohandshake on a closed object crashes the process).
 function tls:dohandshake()
+  if self._closed then return nil, "closed" end
   local inner = self.inner_sock
   local ok, err = inner:dohandshake()
   if ok then return ok end
@@ -62,6 +64,7 @@ function tls:dohandshake()
     if kind == nil then return nil, err end
     deadline = wait(self, kind, deadline)
     if deadline == nil then return nil, err end
+    if self._closed then return nil, "closed" end
     ok, err = inner:dohandshake()
     if ok then return ok end
   end
@@ -72,7 +75,11 @@ end
 tls.receive = wrap.receive
 tls.send = wrap.send
 tls.close = wrap.close
-tls.settimeout = wrap.settimeout
+--- settimeout(t [, mode]): the tcp wrapper's (see cosock.socket.wrap), but
+--- returns nothing, as cosock's tls wrappers do.
+function tls.settimeout(self, t, mode)
+  settimeout(self, t, mode)
+end
 tls.setwaker = wrap.setwaker
 tls._wake = wrap._wake
 

@@ -17,6 +17,7 @@
 --   L.stats / L.assert_clean   what the core still holds after a run.
 --   L.assert_loop_works()  a fresh spawn + run still works (after a failure).
 --   L.capture(fn, ...)    runs fn with print and io.write captured.
+--   L.loop_error(err)     the message of an error run raised, after cosock.lua's position.
 --   L.tcp_pair()          two connected raw LuaSocket tcp objects on 127.0.0.1.
 
 local cosock = require "cosock"
@@ -220,6 +221,16 @@ function L.tcp_pair()
   a:settimeout(0)
   b:settimeout(0)
   return a, b
+end
+
+-- The loop's own errors (a task's error, a stall, a bad yield) come out of
+-- cosock.run with cosock.lua's position in front, as cosock 0.2.0 raises them
+-- from cosock.lua. L.loop_error(err) checks that position is there and returns
+-- the message after it.
+function L.loop_error(err)
+  local rest = type(err) == "string" and err:match("^[^\n]-cosock%.lua:%d+: (.*)$")
+  assert(rest, "expected cosock.lua's position in front of the error, got: " .. tostring(err))
+  return rest
 end
 
 -- plain-text find

@@ -51,7 +51,7 @@ local CONNECTING = {
 }
 
 --- connect(host, port): start the connection, wait for writability, then ask again.
---- Returns 1, or nil, err ("connection refused", "timeout", ...).
+--- Returns LuaSocket's 1.0, or nil, err ("connection refused", "timeout", ...).
 function m:connect(host, port)
   local inner = self.inner_sock
   local ok, err = inner:connect(host, port)
@@ -69,7 +69,7 @@ function m:connect(host, port)
     -- completion of our own connect (some systems report it that way).
     if ok or err == "already connected" then
       self.class = inner.class
-      return 1
+      return ok or 1.0 -- LuaSocket's success value (a float)
     end
   until not CONNECTING[err]
   return nil, err

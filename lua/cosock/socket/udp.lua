@@ -4,9 +4,9 @@
 --- `udp()` returns a new wrapper of class "udp{unconnected}" (or nil, err).
 --- receive/receivefrom wait for readability, send/sendto for writability; see
 --- cosock.socket.wrap for the timeout rule. On a timed-out wait the calls return
---- LuaSocket's own `nil, "timeout"`. On a wrapper closed with close() they return
---- nil, "closed" (LuaSocket's own udp object gives "" or unrelated errors there),
---- also to a task that close() woke.
+--- LuaSocket's own `nil, "timeout"`. A call on a wrapper already closed gets
+--- LuaSocket's own values, as in cosock (its udp object gives "" or unrelated
+--- errors there); a task blocked in a call that close() woke gets nil, "closed".
 
 local luasocket = require "socket"
 local wrap = require "cosock.socket.wrap"
@@ -30,8 +30,8 @@ m._from_inner = new
 
 -- The end of one try of inner:<name>(a, b, c) whose results are r1, ...: on
 -- success returns them as they are; on "timeout" waits for `kind` and tries
--- again (a tail call); a closed wrapper fails with "closed" (LuaSocket's udp
--- gives "" or unrelated errors there).
+-- again (a tail call); a wrapper closed during the wait fails with "closed"
+-- (LuaSocket's udp gives "" or unrelated errors there).
 local function settle(self, kind, name, a, b, c, deadline, r1, ...)
   if r1 then return r1, ... end
   local err = ...
@@ -44,7 +44,6 @@ local function settle(self, kind, name, a, b, c, deadline, r1, ...)
 end
 
 local function retry(self, kind, name, a, b, c)
-  if self._closed then return nil, "closed" end
   local inner = self.inner_sock
   return settle(self, kind, name, a, b, c, nil, inner[name](inner, a, b, c))
 end

@@ -41,7 +41,7 @@ local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
 --- wait(self, kind, deadline) -> deadline | nil: wait until `self` is ready for
 --- `kind` ("recvr" or "sendr") or a timeout, as LuaSocket times its calls:
 --- self.timeout (mode "b") limits each wait, self.total (mode "t") the whole
---- call; nil or negative means no limit, 0 fails at once. `deadline` is nil on
+--- call; nil means no limit, 0 or negative fails at once. `deadline` is nil on
 --- the first wait of a call and the value the previous wait returned afterwards.
 --- nil back means the call must fail with a timeout. (C: src/wrapper.c.)
 M.wait = core.wait
@@ -51,9 +51,11 @@ M.wait = core.wait
 ---------------------------------------------------------------------------
 
 --- settimeout(t [, mode]): LuaSocket's timeouts, its mode read as LuaSocket reads
---- it, by the first letter: "b" (the default; "block") limits each wait, "t" or "r"
---- ("total", "return") the whole call; nil or negative: no limit; 0: fail at once
---- with the inner object's values. Returns 1.0.
+--- it, by the first letter: "t" or "r" ("total", "return") limits the whole call;
+--- "b" (the default; "block") each wait, and so does any other mode (cosock 0.2.0
+--- ignores the mode; LuaSocket would raise). nil: no limit; 0 or negative: fail at
+--- once with the inner object's values (cosock's quirk for negative values, which
+--- LuaSocket reads as no limit). Returns 1.0 (tls wrappers: nothing).
 function M.settimeout(self, t, mode)
   if t ~= nil then
     local n = tonumber(t)
@@ -62,13 +64,11 @@ function M.settimeout(self, t, mode)
     end
     t = n
   end
-  local m = mode == nil and "b" or type(mode) == "string" and mode:sub(1, 1)
-  if m == "b" then
-    self.timeout = t
-  elseif m == "t" or m == "r" then
+  local m = type(mode) == "string" and mode:sub(1, 1)
+  if m == "t" or m == "r" then
     self.total = t
   else
-    error("bad argument #2 to 'settimeout' (invalid timeout mode)", 2)
+    self.timeout = t
   end
   return 1.0
 end
@@ -77,13 +77,14 @@ end
 --- task on this object and clears it (nil) before resuming the task. Only one task
 --- may wait per kind. A waker set on a closed wrapper is called at once, so a task
 --- that parks on it returns the inner object's "closed" instead of hanging.
+--- Its errors carry this file's position, as cosock's (raised by assert) do.
 function M.setwaker(self, kind, fn)
   local field = WAKER_FIELD[kind]
   if field == nil then
-    error("unsupported wake kind: " .. tostring(kind), 2)
+    error("unsupported wake kind: " .. tostring(kind))
   end
   if fn ~= nil and self[field] ~= nil then
-    error(kind .. " waker already set, sockets can only block one thread per waker kind", 2)
+    error(kind .. " waker already set, sockets can only block one thread per waker kind")
   end
   self[field] = fn
   if fn ~= nil and self._closed then
@@ -93,13 +94,15 @@ function M.setwaker(self, kind, fn)
 end
 
 --- _wake(kind): called by the loop when the inner socket is ready; calls (and drops)
---- the waker of that kind. Returns true when there was one.
+--- the waker of that kind. Returns true when there was one; otherwise prints
+--- cosock's warning (with the global print, as cosock does) and returns false.
 function M._wake(self, kind)
   local field = WAKER_FIELD[kind]
   local fn = field and self[field]
   if fn == nil then
     -- The loop parks tasks on our wrappers without handing them a waker.
-    if field then return wake_native(self, kind) end
+    if field and wake_native(self, kind) then return true end
+    print("warning attempt to wake, but no waker set")
     return false
   end
   self[field] = nil
@@ -107,20 +110,26 @@ function M._wake(self, kind)
   return true
 end
 
+-- The end of close: wake any task blocked on the wrapper, then return what the
+-- inner object's close returned, as many values as it gave.
+local function closed(self, ...)
+  local fn = self._recvr_waker
+  if fn ~= nil then self._recvr_waker = nil; fn() end
+  fn = self._sendr_waker
+  if fn ~= nil then self._sendr_waker = nil; fn() end
+  return ...
+end
+
 --- close(): close the inner object and wake any task blocked on this wrapper; that
---- task's retry then gets the inner object's own error ("closed").
+--- task's retry then gets the inner object's own error ("closed"). Returns the
+--- inner close's values (LuaSocket: 1.0; LuaSec: none).
 function M.close(self)
   local inner = self.inner_sock
   self._closed = true
   -- The loop wakes the tasks it parked on this socket itself (without the
   -- wakers below) and forgets the fd while it is still open.
   closing(self)
-  local a, b = inner:close()
-  local fn = self._recvr_waker
-  if fn ~= nil then self._recvr_waker = nil; fn() end
-  fn = self._sendr_waker
-  if fn ~= nil then self._sendr_waker = nil; fn() end
-  return a, b
+  return closed(self, inner:close())
 end
 
 --- receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte count)
