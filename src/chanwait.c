@@ -10,7 +10,7 @@
  * task and does nothing; the wait itself takes its ticket off when it ends
  * without a wake (a timeout).
  * Where the loop cannot park the task directly (a coroutine whose yields the
- * task forwards), the receive yields the usual ({rx}, nil, timeout, INTERNAL)
+ * task forwards), the receive yields what cosock's does, ({rx}, nil, timeout),
  * and the loop uses rx:setwaker as for any other object. One waiter per
  * channel either way: a ticket in use and a waker set exclude each other. */
 #include "config.h"
@@ -85,14 +85,17 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
  * third is "timeout" when the timeout ended the wait). */
 static int c_wait(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  int has_timeout, busy;
-  double timeout = 0;
+  int busy;
+  cn_tmo tmo;
   lua_Integer wid = 0;
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TTABLE);
   lua_settop(L, 3);
-  has_timeout = !lua_isnil(L, 3);
-  if (has_timeout) timeout = luaL_checknumber(L, 3);
+  tmo.set = 0;
+  if (!lua_isnil(L, 3)) {
+    luaL_checknumber(L, 3);
+    tmo = cn_tmo_of(L, 3);
+  }
   /* When someone waits already, the usual tuple below makes the loop call
    * setwaker, which raises cosock's error for a second waiter, from the loop. */
   busy = link_busy(L, lp, 2);
@@ -111,7 +114,7 @@ static int c_wait(lua_State *L) {
     lua_pushboolean(L, 1);
     lua_rawset(L, 2);
   }
-  if (!busy && (wid = cn_prepark(L, lp, K_RECV, has_timeout, timeout, 0)) != 0) {
+  if (!busy && (wid = cn_prepark(L, lp, K_RECV, &tmo, 0)) != 0) {
     lua_pushvalue(L, UP(WAKER));
     lua_pushboolean(L, 1);
     lua_rawset(L, 2);
@@ -124,12 +127,12 @@ static int c_wait(lua_State *L) {
     lua_pushvalue(L, 1);
     return lua_yieldk(L, 1, (lua_KContext)wid, wait_k);
   }
+  /* What cosock's receive yields: ({rx}, nil, timeout as given). */
   lua_pushvalue(L, UP(RECVT));                 /* rx._recvt: {rx}, made by channel.new */
   lua_rawget(L, 1);
   lua_pushnil(L);
   lua_pushvalue(L, 3);
-  lua_pushlightuserdata(L, CN_INTERNAL);
-  return lua_yieldk(L, 4, 0, wait_k);
+  return lua_yieldk(L, 3, 0, wait_k);
 }
 
 /* channel_wake(link) -> true when it made the task of the link's ticket

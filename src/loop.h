@@ -40,6 +40,14 @@ static inline const char *cn_kind_name(int kind) {
 
 typedef struct cn_list { int head, tail, n; } cn_list;
 
+/* A wait's timeout: seconds, and whether (and which) integer it was given as,
+ * so that get_thread_metadata gives back the number as it was yielded. */
+typedef struct cn_tmo {
+  double secs;
+  lua_Integer ival;
+  unsigned char set, is_int;
+} cn_tmo;
+
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
 
 typedef struct cn_loop {
@@ -74,8 +82,8 @@ typedef struct cn_loop {
   struct {
     struct {                  /* a wait announced by cn_prepark for the next yield */
       int slot;               /* -1: none */
-      unsigned char kind, has_timeout, polled;
-      double timeout;
+      unsigned char kind, polled;
+      cn_tmo tmo;
       lua_Integer waitid;     /* the wait's id, known before it is parked */
       int fd;                 /* the wrapper's cached fd, or -1 (then looked up) */
     } pre;

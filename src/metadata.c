@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 
 #include "metadata.h"
+#include "park.h"
 #include "task.h"
 
 /* What coroutine.status would say of co, seen from L. */
@@ -33,8 +34,8 @@ static void push_one(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_setfield(L, -2, "recvt");
   lua_pushinteger(L, t->nsendt);
   lua_setfield(L, -2, "sendt");
-  if (t->has_timeout) {
-    lua_pushnumber(L, t->timeout);
+  if (t->timeout.set) {
+    cn_push_wait_timeout(L, t);
     lua_setfield(L, -2, "timeout");
   }
   if (t->last_wake >= 0) lua_pushinteger(L, (lua_Integer)t->last_wake);

@@ -111,6 +111,12 @@ static int waker(lua_State *L) {
   return 0;
 }
 
+void cn_push_wait_timeout(lua_State *L, const cn_task *t) {
+  if (!t->timeout.set) lua_pushnil(L);
+  else if (t->timeout.is_int) lua_pushinteger(L, t->timeout.ival);
+  else lua_pushnumber(L, t->timeout.secs);
+}
+
 int cn_waker_stale(lua_State *L, cn_loop *lp, int idx) {
   lua_Integer tag;
   int slot, stale;
@@ -288,20 +294,19 @@ int cn_dirty(lua_State *L, int inner) {
 
 /* A parked task with a timeout gets its timer (a wait may already be over). */
 static void arm_timer(cn_loop *lp, cn_task *t) {
-  double timeout = t->timeout;
-  if (!t->has_timeout || t->state != T_PARKED) return;
+  double timeout = t->timeout.secs;
+  if (!t->timeout.set || t->state != T_PARKED) return;
   if (timeout > ONE_YEAR) timeout = ONE_YEAR;
   cn_timer_arm(lp, t, cn_clock_now() + (timeout > 0 ? timeout : 0));
 }
 
-lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int obj) {
+lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, const cn_tmo *tmo, int obj) {
   cn_task *t = cn_own_task(lp, L);
   if (t == NULL || !lua_isyieldable(L)) return 0;
   lp->park.pre.slot = t->slot;
   lp->park.pre.kind = (unsigned char)kind;
-  lp->park.pre.has_timeout = (unsigned char)has_timeout;
+  lp->park.pre.tmo = *tmo;
   lp->park.pre.polled = obj != 0;
-  lp->park.pre.timeout = timeout;
   lp->park.pre.fd = obj != 0 ? cn_fd_cached(L, obj) : -1;
   return lp->park.pre.waitid = ++lp->park.waitids;
 }
@@ -331,8 +336,7 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   lp->park.nset = 0;
   t->internal = t->bare = 1;
   t->timed_out = 0;
-  t->has_timeout = lp->park.pre.has_timeout;
-  t->timeout = lp->park.pre.timeout;
+  t->timeout = lp->park.pre.tmo;
   t->nrecvt = kind == K_RECV;
   t->nsendt = kind == K_SEND;
   t->nwait = 0;
@@ -358,7 +362,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
   lp->park.parking = slot;
   lp->park.nset = 0;
   t->nwait = t->nrecvt = t->nsendt = 0;
-  t->has_timeout = 0;
+  t->timeout.set = 0;
   t->timed_out = 0;
   t->internal = lua_touserdata(L, args + 3) == CN_INTERNAL;
   if (!lua_isnil(L, args + 2)) {
@@ -369,8 +373,8 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
       cn_push_label(L, lp, slot);
       luaL_error(L, "cosock: task %s yielded an invalid timeout (%s)", lua_tostring(L, -1), why);
     }
-    t->has_timeout = 1;
-    t->timeout = timeout;
+    t->timeout = cn_tmo_of(L, args + 2);
+    t->timeout.secs = timeout;                 /* (a numeric string: its number) */
   }
   collect(L, lp, t, rec, args, K_RECV);
   collect(L, lp, t, rec, args + 1, K_SEND);

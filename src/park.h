@@ -22,14 +22,27 @@ void cn_rollback_park(lua_State *L, cn_loop *lp);
 /* Wait i of t is ready: list its object once and make the task ready. */
 void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i);
 
+/* The timeout value at idx (a number), as a cn_tmo. */
+static inline cn_tmo cn_tmo_of(lua_State *L, int idx) {
+  cn_tmo t;
+  t.set = 1;
+  t.is_int = (unsigned char)lua_isinteger(L, idx);
+  t.ival = t.is_int ? lua_tointeger(L, idx) : 0;
+  t.secs = lua_tonumber(L, idx);
+  return t;
+}
+
+/* Pushes the timeout of t's last wait as it was given (nil when none). */
+void cn_push_wait_timeout(lua_State *L, const cn_task *t);
+
 /* For the project's wrappers and channels. When L is the coroutine of the
  * task the loop is resuming and may yield, notes a wait for kind with an
- * optional timeout and returns its wait id (> 0): the caller then yields one
+ * optional timeout (tmo->set) and returns its wait id (> 0): the caller then yields one
  * value, and the loop parks the task with cn_park_bare (no yield tuple to
  * read, no record entries). obj: the index of the wrapper to poll, or 0 for
  * a wait that only a direct wake (cn_deliver) or the timeout ends. Returns 0
  * otherwise (the caller yields the usual tuple). */
-lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, int has_timeout, double timeout, int obj);
+lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, const cn_tmo *tmo, int obj);
 /* Called by run after resuming slot: true when that resume ended in a wait
  * noted by cn_prepark; forgets the note either way. */
 int cn_prepark_taken(cn_loop *lp, int slot);

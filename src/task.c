@@ -142,10 +142,10 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   t->waitid = 0;
   t->state = T_READY;
   t->list = L_NONE;
-  t->timed_out = t->has_timeout = t->internal = t->bare = t->armed = 0;
+  t->timed_out = t->internal = t->bare = t->armed = 0;
   t->prev = t->next = -1;
   t->nwait = t->nrecvt = t->nsendt = 0;
-  t->timeout = 0;
+  t->timeout.set = 0;
   t->last_wake = -1;
   t->sent_by = NULL;
   t->co = lua_tothread(L, co);

@@ -53,14 +53,13 @@ typedef struct cn_task {
   /* park.c: the current wait. */
   lua_Integer waitid;       /* unique per wait; 0 while not waiting */
   unsigned char timed_out;
-  unsigned char has_timeout;
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
   cn_wait *waits;           /* &wait1 until a wait needs more than one */
   cn_wait wait1;
   int nwait, capwait;
   int nrecvt, nsendt;       /* objects in the last yield, for metadata */
-  double timeout;           /* the last yielded timeout, for metadata */
+  cn_tmo timeout;           /* the last yielded timeout (set: had one), for metadata */
   /* run.c */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
   /* wrapper.c */

@@ -68,12 +68,14 @@ static int rawfield(lua_State *L, int self, int key) {
 typedef struct timeouts {
   lua_Number block, total;
   int has_block, has_total;
+  cn_tmo given;                                /* the block timeout as it was set */
 } timeouts;
 
-static lua_Number timeout_field(lua_State *L, int self, int key, int *set) {
+static lua_Number timeout_field(lua_State *L, int self, int key, int *set, cn_tmo *given) {
   lua_Number v = 0;
   *set = 0;
   if (rawfield(L, self, key) == LUA_TNUMBER) {
+    if (given) *given = cn_tmo_of(L, -1);
     v = lua_tonumber(L, -1);
     if (v < 0) v = 0;                          /* cosock: a negative timeout expires at once */
     *set = v >= 0;
@@ -83,8 +85,9 @@ static lua_Number timeout_field(lua_State *L, int self, int key, int *set) {
 }
 
 static void read_timeouts(lua_State *L, int self, timeouts *tm) {
-  tm->block = timeout_field(L, self, KEY(TIMEOUT), &tm->has_block);
-  tm->total = timeout_field(L, self, KEY(TOTAL), &tm->has_total);
+  tm->given.set = 0;
+  tm->block = timeout_field(L, self, KEY(TIMEOUT), &tm->has_block, &tm->given);
+  tm->total = timeout_field(L, self, KEY(TOTAL), &tm->has_total, NULL);
 }
 
 /* False when a timeout of 0 makes every call fail at once instead of waiting. */
@@ -99,14 +102,18 @@ static int may_wait(const timeouts *tm) {
  * values to yield and returns their count. */
 static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, const timeouts *known) {
   timeouts tm;
-  int has_block;
-  lua_Number block, deadline, left, now = -1;
+  cn_tmo tmo;
+  lua_Number deadline, left, now = -1;
   luaL_checkstack(L, 6, NULL);
   if (known) tm = *known;
   else read_timeouts(L, self, &tm);
   if (!may_wait(&tm)) return 0;
-  block = tm.block;
-  has_block = tm.has_block;
+  /* The wait's timeout: the block timeout as it was set (so metadata and a
+   * forwarded yield show the wrapper's own number), unless the call's total
+   * deadline comes first. */
+  tmo = tm.given;
+  tmo.set = (unsigned char)tm.has_block;
+  tmo.secs = tm.block;
   if (lua_isnil(L, dl)) {                      /* the call's first wait */
     lua_pushnumber(L, tm.has_total ? (now = cn_clock_now()) + tm.total : HUGE_VAL);
     lua_replace(L, dl);
@@ -115,15 +122,17 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
   if (deadline != HUGE_VAL) {
     left = deadline - (now < 0 ? cn_clock_now() : now);
     if (left <= 0) return 0;
-    if (!has_block || left < block) block = left, has_block = 1;
+    if (!tmo.set || left < tmo.secs) tmo.secs = left, tmo.set = 1, tmo.is_int = 0;
   }
   /* The usual case: the loop parks the task on self without a yield tuple
    * (only for the project's wrappers: anything else gets the protocol). */
-  if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, has_block, block, self)) {
+  if (cn_is_native(L, lp, self) && cn_prepark(L, lp, kind, &tmo, self)) {
     lua_pushvalue(L, self);
     return 1;
   }
-  /* Yielding to another coroutine: {self} (made once per wrapper and kind). */
+  /* Yielding to another coroutine: what cosock's wrappers yield,
+   * ({self}, {}, timeout) or ({}, {self}, timeout); {self} is made once per
+   * wrapper and kind. */
   if (rawfield(L, self, kind == K_RECV ? KEY(RECVT) : KEY(SENDT)) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 1, 0);
@@ -133,12 +142,12 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
     lua_pushvalue(L, -2);
     lua_rawset(L, self);
   }
-  if (kind == K_SEND) lua_pushnil(L), lua_insert(L, -2);
-  else lua_pushnil(L);
-  if (has_block) lua_pushnumber(L, block);
-  else lua_pushnil(L);
-  lua_pushlightuserdata(L, CN_INTERNAL);
-  return 4;
+  lua_newtable(L);
+  if (kind == K_SEND) lua_insert(L, -2);
+  if (!tmo.set) lua_pushnil(L);
+  else if (tmo.is_int) lua_pushinteger(L, tmo.ival);
+  else lua_pushnumber(L, tmo.secs);
+  return 3;
 }
 
 /* After a wait: true when the loop ended it with a timeout (its values are
@@ -365,7 +374,7 @@ static int send_fail(lua_State *L) {
   return 3;
 }
 
-/* Sends data[i..j], i at index start; returns 1 with the result on top when
+/* Sends data[i..j], i at index start; returns 1 with the three results on top when
  * done, 0 with err and last stored when it must wait or fail. */
 static int send_try(lua_State *L, int start) {
   lua_settop(L, SD_DEADLINE);
@@ -374,10 +383,7 @@ static int send_try(lua_State *L, int start) {
   lua_pushvalue(L, start);
   lua_pushvalue(L, SD_J);
   lua_call(L, 4, 3);                           /* done, err, last */
-  if (!lua_isnil(L, -3)) {
-    lua_pop(L, 2);
-    return 1;
-  }
+  if (!lua_isnil(L, -3)) return 1;             /* all three, as LuaSocket gives them */
   lua_copy(L, -2, SD_ERR);
   lua_copy(L, -1, SD_LAST);
   lua_settop(L, SD_DEADLINE);
@@ -400,7 +406,9 @@ static int send_direct(lua_State *L, cn_loop *lp) {
   data = lua_tolstring(L, SD_DATA, &len);
   if (len == 0 || (n = cn_ls_send(tcp, data, len)) < 0) return -1;
   if ((size_t)n == len) {
-    lua_pushnumber(L, (lua_Number)len);        /* LuaSocket's result is a float */
+    lua_pushnumber(L, (lua_Number)len);        /* LuaSocket's three: a float, nil, nil */
+    lua_pushnil(L);
+    lua_pushnil(L);
     return 1;
   }
   lua_pushvalue(L, KEY(TIMEOUT));              /* LuaSocket's would-block error */
@@ -427,7 +435,7 @@ static int send_k(lua_State *L, int status, lua_KContext ctx) {
   /* The retry starts right after the last byte sent: each byte goes once. */
   lua_pushnumber(L, lua_tonumber(L, SD_LAST) + 1);
   lua_replace(L, SD_LAST);
-  if (send_try(L, SD_LAST)) return 1;
+  if (send_try(L, SD_LAST)) return 3;
   return send_wait(L);
 }
 
@@ -451,7 +459,7 @@ static int w_send(lua_State *L) {
     if (done < 0) done = send_try(L, SD_I);
     /* The next receive on self in this task waits first (see w_receive). */
     if (t) t->sent_by = lua_topointer(L, SD_SELF);
-    if (done) return 1;
+    if (done) return 3;
   }
   return send_wait(L);
 }
