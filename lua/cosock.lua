@@ -54,6 +54,15 @@ function m.run()
   error(e, 0)
 end
 
+-- cancel() from the task itself raises from here, with this file's position,
+-- as cosock's (a Lua method in cosock.lua) does.
+local handle_methods = core.thread_handle
+local cancel, handle_is_self = handle_methods.cancel, core.handle_is_self
+function handle_methods.cancel(self)
+  if handle_is_self(self) then error("Attempt to cancel a spawned task from itself") end
+  return cancel(self)
+end
+
 m.reset = core.reset
 m.get_thread_metadata = core.get_thread_metadata
 m.set_error_handler = core.set_error_handler
@@ -78,22 +87,19 @@ setmetatable(m, {
 -- The state dump of a stalled loop (every live task waits on something
 -- nothing can wake), printed just before run raises its error: cosock 0.2.0's
 -- shape and words, to standard output with the print there was when this
--- module loaded (as cosock's). What cosock-native cannot tell: which tasks the
--- last pass resumed (all are listed as woken), and each task's coroutine (the
--- first line of an entry shows "thread: ?" before the name).
+-- module loaded (as cosock's): the tasks the last pass resumed, then the others.
 local alwaysprint = print
 local BANNER = "vvvvvvvvvvvvvvvvvvvvvvvv DUMP STATE vvvvvvvvvvvvvvvvvvvvvvvv"
 local BANNER_END = "^^^^^^^^^^^^^^^^^^^^^^^^ DUMP STATE ^^^^^^^^^^^^^^^^^^^^^^^^"
 local RULE = string.rep("=", 57)
 local SEPARATOR = string.rep("-", 57)
 
-local function dump_state()
-  local threads = core.get_thread_metadata()
-  alwaysprint(BANNER)
-  alwaysprint("threads woken in last turn (" .. #threads .. ")")
+local function dump_section(title, states)
+  alwaysprint(title .. " (" .. #states .. ")")
   alwaysprint(RULE)
-  for _, info in ipairs(threads) do
-    alwaysprint("thread: ?", info.name)
+  for _, st in ipairs(states) do
+    local info = st.info
+    alwaysprint(st.co, info.name)
     alwaysprint(info.traceback)
     alwaysprint("recvt:", info.recvt)
     alwaysprint("sendt:", info.sendt)
@@ -101,8 +107,17 @@ local function dump_state()
     alwaysprint("last wake:", info.last_wake)
     alwaysprint(SEPARATOR)
   end
-  alwaysprint("threads not woken in last turn (0)")
-  alwaysprint(RULE)
+end
+
+local function dump_state()
+  local woken, others = {}, {}
+  for _, st in ipairs(core.thread_states()) do
+    local list = st.woken and woken or others
+    list[#list + 1] = st
+  end
+  alwaysprint(BANNER)
+  dump_section("threads woken in last turn", woken)
+  dump_section("threads not woken in last turn", others)
   alwaysprint(BANNER_END)
 end
 core.set_stall_hook(dump_state)

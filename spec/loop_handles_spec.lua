@@ -542,6 +542,15 @@ describe("thread handles are plain tables", function()
     L.assert_clean()
   end)
 
+  it("cancel from the task itself raises with cosock.lua's position, as cosock's does", function()
+    local err
+    local me
+    me = cosock.spawn(function() err = select(2, pcall(me.cancel, me)) end, "self")
+    cosock.run()
+    assert.matches("^[^\n]-cosock%.lua:%d+: Attempt to cancel a spawned task from itself$", err)
+    L.assert_clean()
+  end)
+
   it("a value that is not one of its handles reads as a dead task, as in cosock", function()
     local ran = false
     local h = cosock.spawn(function() ran = true end, "t")

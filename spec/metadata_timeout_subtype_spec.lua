@@ -1,9 +1,7 @@
--- C-side difference from cosock 0.2.0 (src/metadata.c, src/park.c, and
--- src/wrapper.c for wrapper waits): get_thread_metadata's `timeout` is the
--- value the task yielded, as it was yielded. cosock keeps it as given, so an
--- integer timeout reads back as an integer (7, not 7.0), and a wrapper's wait
--- reports the wrapper's own timeout (settimeout(9) -> integer 9).
--- cosock-native stores every timeout as a C double and pushes a float.
+-- get_thread_metadata's `timeout` is the value the task yielded, as it was
+-- yielded (cosock 0.2.0 keeps it as given): an integer timeout reads back as
+-- an integer (7, not 7.0), and a wrapper's wait reports the wrapper's own
+-- timeout (settimeout(9) -> the integer 9).
 
 local cosock = require "cosock"
 local net = require "spec.support.net"

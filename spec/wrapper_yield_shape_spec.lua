@@ -1,11 +1,8 @@
--- C-side difference from cosock 0.2.0 (src/wrapper.c wait_begin, and
--- src/chanwait.c for a channel's receive): in a coroutine whose yields the
--- task forwards to the loop, cosock's wrappers yield exactly three values,
--- ({self}, {}, timeout) to wait for reading and ({}, {self}, timeout) for
--- writing, the timeout being the wrapper's own value (an integer stays an
--- integer); a channel's receive yields ({receiver}, nil, timeout).
--- cosock-native yields nil instead of the empty table, the timeout as a float,
--- and a fourth value (cosock.core.INTERNAL).
+-- In a coroutine whose yields the task forwards to the loop, cosock 0.2.0's
+-- wrappers yield exactly three values, ({self}, {}, timeout) to wait for
+-- reading and ({}, {self}, timeout) for writing, the timeout being the
+-- wrapper's own value (an integer stays an integer); a channel's receive
+-- yields ({receiver}, nil, timeout). cosock-native yields the same.
 
 local cosock = require "cosock"
 local net = require "spec.support.net"

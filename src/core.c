@@ -102,6 +102,8 @@ int luaopen_cosock_core(lua_State *L) {
     {"spawn", l_spawn},
     {"reset", l_reset},
     {"get_thread_metadata", cn_get_thread_metadata},
+    {"thread_states", cn_thread_states},
+    {"handle_is_self", cn_handle_is_self},
     {"stats", l_stats},
     {"monotime", l_monotime},
     {NULL, NULL}
@@ -135,6 +137,8 @@ int luaopen_cosock_core(lua_State *L) {
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);
   lua_setfield(L, -2, "INTERNAL");
+  cn_push_ref(L, lp->r_handle_mt);
+  lua_setfield(L, -2, "thread_handle");        /* the handles' metatable (cosock.lua) */
   lua_pushboolean(L, cn_ls_enabled(lp));
   lua_setfield(L, -2, "fast_path");
   return 1;

@@ -119,6 +119,16 @@ static int h_cancel(lua_State *L) {
   return 0;
 }
 
+/* handle_is_self(handle) -> whether it is the handle of the task that is
+ * running now (cosock.lua raises cancel's error for that case, so that it
+ * carries cosock.lua's position as cosock's does). */
+int cn_handle_is_self(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  cn_task *t = handle_task(L, lp);
+  lua_pushboolean(L, t != NULL && t->slot == cn_current_slot(lp));
+  return 1;
+}
+
 /* tostring(handle), as cosock words it: a string name as it is, another
  * true name through tostring, else the coroutine until it is collected (or
  * the task cancelled), then "dead-thread". The name is read as cosock reads

@@ -12,6 +12,7 @@ void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
 /* Makes the loop's handle metatable (the loop on top of the stack). */
 void cn_handle_open(lua_State *L);
 void cn_handle_free(lua_State *L, cn_loop *lp);
+int cn_handle_is_self(lua_State *L);          /* core.handle_is_self */
 
 /* How a task ended, for join. */
 enum { CN_ENDED_RETURNED = 1, CN_ENDED_RAISED, CN_ENDED_CANCELLED };

@@ -74,6 +74,7 @@ typedef struct cn_loop {
     int running;
     int current;              /* slot being resumed, -1 */
     lua_State *current_co;    /* its coroutine while lua_resume runs, else NULL */
+    unsigned pass;            /* passes so far (wraps; only compared for equality) */
     int r_hook;               /* registry: the stall hook */
     int r_errh;               /* registry: the error handler, or nil */
   } run;

@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 
 #include "metadata.h"
+#include "run.h"
 #include "park.h"
 #include "task.h"
 
@@ -52,6 +53,29 @@ int cn_get_thread_metadata(lua_State *L) {
     if (t == NULL) continue;
     luaL_checkstack(L, 8, NULL);
     push_one(L, lp, t);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+/* thread_states() -> one {co = coroutine, woken = boolean, info = <as in
+ * get_thread_metadata>} per live task: woken when the last pass resumed it.
+ * For the stall dump, which prints them as cosock 0.2.0 does. */
+int cn_thread_states(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int slot, n = 0;
+  lua_createtable(L, cn_tasks_live(lp), 0);
+  for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
+    cn_task *t = cn_task_get(lp, slot);
+    if (t == NULL) continue;
+    luaL_checkstack(L, 8, NULL);
+    lua_createtable(L, 0, 3);
+    cn_task_push_co(L, t);
+    lua_setfield(L, -2, "co");
+    lua_pushboolean(L, cn_woken_last_pass(lp, t));
+    lua_setfield(L, -2, "woken");
+    push_one(L, lp, t);
+    lua_setfield(L, -2, "info");
     lua_rawseti(L, -2, ++n);
   }
   return 1;

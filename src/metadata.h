@@ -5,5 +5,6 @@
 #include <lua.h>
 
 int cn_get_thread_metadata(lua_State *L);
+int cn_thread_states(lua_State *L);
 
 #endif

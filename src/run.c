@@ -103,6 +103,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   }
   t->state = T_RUNNING;
   t->last_wake = (long long)time(NULL);
+  t->last_pass = lp->run.pass;
   if (!lua_checkstack(co, 3)) luaL_error(L, "cosock: out of memory");
   if (timed_out) {                             /* a timed-out wait has no lists */
     lua_pushnil(co);
@@ -172,6 +173,7 @@ static int run_passes(lua_State *L) {
     double timeout, now = 0, next;
     int slot;
     /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
+    lp->run.pass++;
     cn_lists_swap(lp);
     while ((slot = cn_wake_pop(lp)) >= 0) resume_one(L, lp, slot);
     /* Steps 5-7, with counts instead of a scan of every thread. */

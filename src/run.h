@@ -14,6 +14,10 @@ void cn_run_free(lua_State *L, cn_loop *lp);
 void cn_run_reset(lua_State *L, cn_loop *lp);
 
 static inline int cn_running(const cn_loop *lp) { return lp->run.running; }
+/* Whether the last pass resumed t (for the stall dump's "woken in last turn"). */
+static inline int cn_woken_last_pass(const cn_loop *lp, const cn_task *t) {
+  return t->last_wake >= 0 && t->last_pass == lp->run.pass;
+}
 /* The slot the loop is resuming, -1 when none. */
 static inline int cn_current_slot(const cn_loop *lp) { return lp->run.current; }
 /* The task whose own coroutine L is, while the loop resumes it; NULL in a

@@ -62,6 +62,7 @@ typedef struct cn_task {
   cn_tmo timeout;           /* the last yielded timeout (set: had one), for metadata */
   /* run.c */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
+  unsigned last_pass;       /* the pass that last resumed it (see cn_woken_last_pass) */
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
 } cn_task;
