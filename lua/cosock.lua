@@ -31,24 +31,14 @@ local function raised_by_loop(e)
     or e:find("^%a+ waker already set, sockets can only block one thread per waker kind")
 end
 
--- After a stall's message: one line per live task, what it waits on.
-local function stalled_tasks()
-  local out = {}
-  for _, info in ipairs(core.get_thread_metadata()) do
-    out[#out + 1] = string.format("\n  task %s waits to receive on %d object(s), to send on %d",
-      tostring(info.name), info.recvt, info.sendt)
-  end
-  return table.concat(out)
-end
-
 --- run(): the loop (cosock.core.run). What it raises is what cosock 0.2.0
---- raises (see raised_by_loop); a stall's message ends with what each task
---- waits on.
+--- raises (see raised_by_loop); after a stall's first line (cosock's words)
+--- comes one line per task saying what it waits on (cosock.deadlock).
 function m.run()
   local ok, e = pcall(run)
   if ok then return end
   if type(e) == "string" and raised_by_loop(e) then
-    if e:find(STALL) then e = e .. stalled_tasks() end
+    if e:find(STALL) then e = e .. require("cosock.deadlock").report() end
     error(e, 1)
   end
   error(e, 0)

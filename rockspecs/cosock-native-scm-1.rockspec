@@ -39,6 +39,7 @@ build = {
     ["cosock"] = "lua/cosock.lua",
     ["cosock.asyncify"] = "lua/cosock/asyncify.lua",
     ["cosock.channel"] = "lua/cosock/channel.lua",
+    ["cosock.deadlock"] = "lua/cosock/deadlock.lua",
     ["cosock.socket"] = "lua/cosock/socket.lua",
     ["cosock.socket.http"] = "lua/cosock/socket/http.lua",
     ["cosock.socket.tcp"] = "lua/cosock/socket/tcp.lua",

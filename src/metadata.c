@@ -58,9 +58,46 @@ int cn_get_thread_metadata(lua_State *L) {
   return 1;
 }
 
+/* Pushes the list of what t waits on: { {kind = "recvr"|"sendr", obj = ...}, ... }.
+ * A wait through the waker protocol keeps its objects in the task's record;
+ * a direct wait (a project wrapper or channel receive in the task's own
+ * coroutine) keeps none, and its object is the first argument of the C
+ * function the coroutine is suspended in. */
+static void push_waits(lua_State *L, cn_loop *lp, cn_task *t) {
+  int i, rec;
+  lua_createtable(L, t->nwait, 0);
+  if (t->bare) {
+    lua_Debug ar;
+    if (t->nwait > 0 && lua_checkstack(t->co, 2) && lua_getstack(t->co, 0, &ar) &&
+        lua_getlocal(t->co, &ar, 1) != NULL) {
+      lua_xmove(t->co, L, 1);                  /* waits, obj */
+      lua_createtable(L, 0, 2);
+      lua_insert(L, -2);
+      lua_setfield(L, -2, "obj");
+      lua_pushstring(L, cn_kind_name(t->waits[0].kind));
+      lua_setfield(L, -2, "kind");
+      lua_rawseti(L, -2, 1);
+    }
+    return;
+  }
+  cn_task_push_record(L, lp, t->slot);
+  rec = lua_gettop(L);
+  for (i = 0; i < t->nwait && lua_istable(L, rec); i++) {
+    lua_createtable(L, 0, 2);
+    lua_rawgeti(L, rec, R_WAIT + i);
+    lua_setfield(L, -2, "obj");
+    lua_pushstring(L, cn_kind_name(t->waits[i].kind));
+    lua_setfield(L, -2, "kind");
+    lua_rawseti(L, rec - 1, i + 1);
+  }
+  lua_settop(L, rec - 1);
+}
+
 /* thread_states() -> one {co = coroutine, woken = boolean, info = <as in
- * get_thread_metadata>} per live task: woken when the last pass resumed it.
- * For the stall dump, which prints them as cosock 0.2.0 does. */
+ * get_thread_metadata>, waits = <see push_waits>, handle = <its handle, if
+ * the program still has it>} per live task: woken when
+ * the last pass resumed it. For the stall dump, which prints them as cosock
+ * 0.2.0 does, and the report after the stall's first line. */
 int cn_thread_states(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int slot, n = 0;
@@ -76,6 +113,10 @@ int cn_thread_states(lua_State *L) {
     lua_setfield(L, -2, "woken");
     push_one(L, lp, t);
     lua_setfield(L, -2, "info");
+    push_waits(L, lp, t);
+    lua_setfield(L, -2, "waits");
+    cn_task_push_handle(L, lp, t->slot);       /* nil once the program dropped it */
+    lua_setfield(L, -2, "handle");
     lua_rawseti(L, -2, ++n);
   }
   return 1;

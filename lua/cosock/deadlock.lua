@@ -1,0 +1,154 @@
+--- cosock.deadlock: what each task of a stalled loop waits on, for the lines
+--- that follow the stall error's first line (cosock's own words stay first).
+---
+--- report() -> text: one line per live task, naming what it waits on:
+---   a channel receiver (and whether any live task still holds its sender),
+---   a channel sender (and whether any live task holds its receiver),
+---   a socket (its fd, local and peer address),
+---   a join (the task it joins, and the chain of joins when they form a cycle),
+---   anything else by its tostring.
+--- Run only when the loop stalls: it walks the tasks' stacks with the debug
+--- library to find who holds the other end of a channel.
+
+local core = require "cosock.core"
+
+local M = {}
+
+local function task_label(st)
+  local name = st.info.name
+  if name == nil then return "'" .. tostring(st.co) .. "'" end
+  return "'" .. tostring(name) .. "'"
+end
+
+local function method_table(obj)
+  local mt = getmetatable(obj)
+  return type(mt) == "table" and mt.__index or nil
+end
+
+-- Calls visit(value) for every local of every level of co's stack and every
+-- upvalue of the functions there, and for the fields of tables among them
+-- (one level down: a task often keeps its channel ends in a table).
+local function each_held(co, visit)
+  local function look(v)
+    visit(v)
+    if type(v) == "table" then
+      for _, field in pairs(v) do visit(field) end
+    end
+  end
+  for level = 0, 200 do
+    local info = debug.getinfo(co, level, "f")
+    if not info then break end
+    for i = 1, 250 do
+      local name, v = debug.getlocal(co, level, i)
+      if not name then break end
+      look(v)
+    end
+    if info.func then
+      for i = 1, 255 do
+        local name, v = debug.getupvalue(info.func, i)
+        if not name then break end
+        look(v)
+      end
+    end
+  end
+end
+
+-- The live tasks that hold a channel end of `link` whose method table is
+-- `methods`, and whether `self` (the waiting task) is one of them.
+local function holders(states, self, link, methods)
+  local found, by_self = {}, false
+  for _, st in ipairs(states) do
+    local holds = false
+    each_held(st.co, function(v)
+      if type(v) == "table" and rawget(v, "link") == link and method_table(v) == methods then
+        holds = true
+      end
+    end)
+    if holds and st == self then by_self = true
+    elseif holds then found[#found + 1] = task_label(st) end
+  end
+  return found, by_self
+end
+
+local function other_end(states, st, obj, what, methods)
+  local who, by_self = holders(states, st, obj.link, methods)
+  if #who == 0 then
+    return ("no other live task holds its %s (nothing can %s)%s"):format(what,
+      what == "sender" and "send on it" or "receive from it",
+      by_self and "; only this task itself does" or "")
+  end
+  return ("its %s is held by task %s"):format(what, table.concat(who, ", task "))
+end
+
+local function address(inner, method)
+  local ok, host, port = pcall(inner[method], inner)
+  if ok and host then return tostring(host) .. ":" .. tostring(port) end
+  return "-"
+end
+
+local function socket_text(obj)
+  local inner = obj.inner_sock
+  local ok, fd = pcall(inner.getfd, inner)
+  return ("a socket (fd %s, %s -> %s)"):format(ok and tostring(fd) or "?",
+    address(inner, "getsockname"), address(inner, "getpeername"))
+end
+
+-- What one wait of task st is, in words.
+local function wait_text(states, by_handle, st, w)
+  local obj, channel = w.obj, package.loaded["cosock.channel"]
+  local methods = method_table(obj)
+  if channel and methods == channel.receiver then
+    return "to receive on a channel; " .. other_end(states, st, obj, "sender", channel.sender)
+  elseif channel and methods == channel.sender then
+    return "to send on a channel; " .. other_end(states, st, obj, "receiver", channel.receiver)
+  elseif getmetatable(obj) == core.thread_handle then
+    local target = by_handle[obj]
+    return "to join task " .. (target and task_label(target) or "'" .. tostring(obj) .. "'")
+  elseif type(obj) == "table" and obj.inner_sock ~= nil then
+    return (w.kind == "recvr" and "to read from " or "to write to ") .. socket_text(obj)
+  end
+  return (w.kind == "recvr" and "on " or "to send on ") .. tostring(obj)
+end
+
+-- The chain of joins from st, when it comes back to a task already in it.
+local function join_cycle(by_handle, st)
+  local seen, chain = {}, {}
+  local cur = st
+  while cur and not seen[cur] do
+    seen[cur] = #chain + 1
+    chain[#chain + 1] = task_label(cur)
+    local next_st
+    for _, w in ipairs(cur.waits) do
+      if getmetatable(w.obj) == core.thread_handle then next_st = by_handle[w.obj] end
+    end
+    cur = next_st
+  end
+  if cur and seen[cur] == 1 then
+    chain[#chain + 1] = task_label(cur)
+    return " (a cycle of joins: " .. table.concat(chain, " -> ") .. ")"
+  end
+  return ""
+end
+
+function M.report()
+  local states = core.thread_states()
+  local by_handle = {}
+  for _, st in ipairs(states) do
+    if st.handle then by_handle[st.handle] = st end
+  end
+  local out = {}
+  for _, st in ipairs(states) do
+    local parts = {}
+    for _, w in ipairs(st.waits) do parts[#parts + 1] = wait_text(states, by_handle, st, w) end
+    local line
+    if #parts == 0 then
+      line = "waits on nothing (it yielded no object and no timeout)"
+    else
+      line = "waits " .. table.concat(parts, "; and ")
+    end
+    out[#out + 1] = ("\n  task %s %s%s"):format(task_label(st), line, join_cycle(by_handle, st))
+  end
+  return table.concat(out)
+end
+
+return M
