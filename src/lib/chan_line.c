@@ -21,6 +21,13 @@ cn_line_entry *cn_line_at(const cn_line *l, size_t i) {
   return &l->buf[(l->head + i) % l->cap];
 }
 
+cn_line_entry *cn_line_find(const cn_line *l, int64_t id) {
+  size_t i;
+  for (i = 0; i < l->n; i++)
+    if (l->buf[(l->head + i) % l->cap].id == id) return &l->buf[(l->head + i) % l->cap];
+  return NULL;
+}
+
 void cn_line_pop(cn_line *l) {
   if (l->n == 0) return;
   l->head = (l->head + 1) % l->cap;

@@ -38,6 +38,9 @@ int cn_line_push(cn_line *l, const cn_line_entry *e);
 /* Entry i of the line (0: the first), or NULL when i >= the length. */
 cn_line_entry *cn_line_at(const cn_line *l, size_t i);
 
+/* The entry with this id, or NULL when none is in line. */
+cn_line_entry *cn_line_find(const cn_line *l, int64_t id);
+
 /* Drops the first in line (nothing when empty). */
 void cn_line_pop(cn_line *l);
 
