@@ -88,7 +88,11 @@ static void remove_keeps_order_around_the_wrap(void **state) {
     cn_line_entry e = entry(i);
     assert_int_equal(cn_line_push(&l, &e), 0); /* at buf[0], buf[1] */
   }
+  assert_int_equal(cn_line_find(&l, 5)->slot, 105); /* across the wrap */
+  assert_int_equal(cn_line_find(&l, 3)->wid, 30);
+  assert_null(cn_line_find(&l, 1));           /* popped */
   assert_int_equal(cn_line_remove(&l, 4), 1);  /* the gap closes across the wrap */
+  assert_null(cn_line_find(&l, 4));
   assert_ids(&l, after_mid, 3);
   assert_int_equal(cn_line_remove(&l, 4), 0);  /* gone already */
   assert_int_equal(cn_line_remove(&l, 6), 1);
