@@ -416,9 +416,10 @@ static int send_try(lua_State *L, const chan_ref *c, int msg) {
   /* Room in a bounded channel means nobody is in line (a receive serves the
    * line when it makes room); should someone be, they go first. */
   if (ch->cap > 0 && queued(ch) < ch->cap && cn_line_len(&ch->line) > 0) serve_line(L, c);
-  if (ch->cap < 0 || (ch->cap > 0 && queued(ch) < ch->cap) ||
-      (ch->cap == 0 && queued(ch) == 0 && line_first(L, c) == NULL && rx_ticket(c) != NULL)) {
-    enqueue(L, c, msg);                        /* a rendezvous: handed to the parked receiver */
+  /* A rendezvous send always waits in line: it is over when a receive has
+   * taken its message (and returned it), not before. */
+  if (ch->cap < 0 || (ch->cap > 0 && queued(ch) < ch->cap)) {
+    enqueue(L, c, msg);
     wake_rx(L, c);
     lua_pushboolean(L, 1);
     return 1;
@@ -437,7 +438,7 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
   wid = cn_prepark(L, c->lp, K_SEND, has, t, 0);
   if (wid != 0) {
     id = join_line(L, c, 2, cn_current_slot(c->lp), wid);
-    if (c->ch->cap == 0) wake_rx(L, c);        /* a receiver in select: a sender waits now */
+    if (c->ch->cap == 0) wake_rx(L, c);        /* a rendezvous: the receiver can take it */
     lua_settop(L, 6);
     lua_pushvalue(L, 1);
     return lua_yieldk(L, 1, (lua_KContext)id, send_k);
