@@ -387,6 +387,17 @@ describe("bounded channel", function()
     assert.same({ n = 2, nil, "timeout" }, r.rest)
   end)
 
+  it("a send that would wait outside any task raises and leaves nothing in line", function()
+    local tx, rx = channel.new(1)
+    assert(tx:send(1))
+    assert.matches("attempt to yield from outside a coroutine",
+      net.error_of(function() tx:send(2) end), 1, true)
+    assert.equal(0, core.channel_senders(tx.link))
+    rx:settimeout(0)
+    assert.same({ n = 1, 1 }, pack(rx:receive()))
+    assert.same({ n = 2, nil, "timeout" }, pack(rx:receive()))
+  end)
+
   it("carries nil messages through the queue and the line", function()
     local got = {}
     cosock.spawn(function()
