@@ -473,6 +473,7 @@ static int send_k(lua_State *L, int status, lua_KContext ctx) {
   int aux, type, r;
   chan_ref c;
   (void)status;
+  luaL_checkstack(L, 12, NULL);                /* (the resume values used some of its room) */
   lua_settop(L, 6);
   ref_at(L, &c, 3);
   aux = push_aux(L, &c);
@@ -555,6 +556,7 @@ static int recv_k(lua_State *L, int status, lua_KContext ctx) {
   int timed_out = lua_type(L, -1) == LUA_TSTRING, r;
   chan_ref c;
   (void)status;
+  luaL_checkstack(L, 12, NULL);
   lua_settop(L, 5);
   ref_at(L, &c, 2);
   if (ctx != 0 && c.ch->rx_wid == (lua_Integer)ctx) c.ch->rx_wid = 0;
