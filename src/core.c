@@ -1,6 +1,6 @@
 /* core: the Lua module cosock.core. Creates the one loop of this Lua state,
  * exports spawn, reset, stats and monotime, and has each concern add its own
- * functions (run.c, park.c, waiters.c, wrapper.c, chanwait.c). Every function
+ * functions (run.c, park.c, waiters.c, wrapper.c, channel.c). Every function
  * gets the loop (a full userdata) as upvalue 1. */
 #include "config.h"
 
@@ -10,7 +10,7 @@
 
 #include <lauxlib.h>
 
-#include "chanwait.h"
+#include "channel.h"
 #include "handle.h"
 #include "lib/clock.h"
 #include "luasocket_tcp.h"
@@ -131,7 +131,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_park_open(L, lp);
   cn_waiters_open(L);
   cn_wrapper_open(L);
-  cn_chanwait_open(L);
+  cn_channel_open(L);
   cn_tobj_open(L, lp);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");

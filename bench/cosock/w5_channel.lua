@@ -3,7 +3,10 @@
 --   paced: the producer gives up the processor for one pass (sleep(0))
 --          after every BATCH messages;
 --   burst: the producer sends all N without ever yielding, then closes.
--- Usage: w5_channel.lua [paced|burst] [N] [BATCH]   (default paced 200000 10)
+--   CAP:   the channel's capacity (cosock.channel.new(CAP)); none or "-":
+--          cosock's unbounded channel. A bounded producer also waits
+--          whenever the channel is full; 0 is a rendezvous.
+-- Usage: w5_channel.lua [paced|burst] [N] [BATCH] [CAP]   (default paced 200000 100 -)
 package.path = (arg[0]:match("^(.*/)") or "./") .. "../lib/?.lua;" .. package.path
 local B = require "bench"
 local cosock = require "cosock"
@@ -11,12 +14,14 @@ local cosock = require "cosock"
 local IMPL = "cosock-native"
 local MODE = arg[1] or "paced"
 local N = B.argnum(2, 200000)
-local BATCH = B.argnum(3, 10)
+local BATCH = B.argnum(3, 100)
+local CAP = B.argnum(4, nil)
 local W = (MODE == "burst") and "w5burst" or "w5"
 if N ~= 200000 then W = W .. "_" .. N end
+if CAP then W = W .. "_cap" .. CAP end
 
 B.guard(W, IMPL, function()
-  local tx, rx = cosock.channel.new()
+  local tx, rx = cosock.channel.new(CAP)
   local got, bad = 0, nil
 
   cosock.spawn(function()

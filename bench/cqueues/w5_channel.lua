@@ -4,7 +4,10 @@
 --   paced: the producer yields for one loop step (cqueues.sleep(0)) after
 --          every BATCH messages;
 --   burst: the producer sends all N without ever yielding, then closes.
--- Usage: w5_channel.lua [paced|burst] [N] [BATCH]
+--   CAP:   the channel's capacity (lib/cq_channel.lua: a second condition
+--          for "not full"; 0: the send waits until its message was taken);
+--          none or "-": unbounded.
+-- Usage: w5_channel.lua [paced|burst] [N] [BATCH] [CAP]   (default paced 200000 100 -)
 package.path = (arg[0]:match("^(.*/)") or "./") .. "../lib/?.lua;" .. package.path
 local B = require "bench"
 local cqueues = require "cqueues"
@@ -13,13 +16,15 @@ local channel = require "cq_channel"
 local IMPL = "cqueues"
 local MODE = arg[1] or "paced"
 local N = B.argnum(2, 200000)
-local BATCH = B.argnum(3, 10)
+local BATCH = B.argnum(3, 100)
+local CAP = B.argnum(4, nil)
 local W = (MODE == "burst") and "w5burst" or "w5"
 if N ~= 200000 then W = W .. "_" .. N end
+if CAP then W = W .. "_cap" .. CAP end
 
 B.guard(W, IMPL, function()
   local cq = cqueues.new()
-  local ch = channel.new()
+  local ch = channel.new(CAP)
   local got, bad = 0, nil
 
   cq:wrap(function()

@@ -107,7 +107,7 @@ local function wait_text(states, by_handle, st, w)
   elseif type(obj) == "table" and obj.inner_sock ~= nil then
     return (w.kind == "recvr" and "to read from " or "to write to ") .. socket_text(obj)
   end
-  return (w.kind == "recvr" and "on " or "to send on ") .. tostring(obj)
+  return "for " .. tostring(obj) .. (w.kind == "recvr" and " to be readable" or " to be writable")
 end
 
 -- The chain of joins from st, when it comes back to a task already in it.
@@ -144,7 +144,7 @@ function M.report()
     if #parts == 0 then
       line = "waits on nothing (it yielded no object and no timeout)"
     else
-      line = "waits " .. table.concat(parts, "; and ")
+      line = "waits " .. table.concat(parts, "; ")
     end
     out[#out + 1] = ("\n  task %s %s%s"):format(task_label(st), line, join_cycle(by_handle, st))
   end

@@ -1,0 +1,962 @@
+/* channel: cosock.channel in C: cosock's unbounded channel, bounded channels
+ * and rendezvous (capacity 0).
+ *
+ * Lua sees cosock 0.2.0's shape: new() returns a sender and a receiver, two
+ * tables sharing one `link` table {queue, closed, waker}, and `#link.queue` is
+ * the number of queued messages (the queue's __len). The state is a full
+ * userdata (cn_chan) that the queue table holds under a private key:
+ *   - the queued messages: queue[index(first)] .. queue[index(last)], a nil
+ *     message stored as a private light userdata. A bounded channel keeps them
+ *     in a ring of `capacity` keys, so the table's array part is reused;
+ *   - the receiver's one waiter: a task parked in receive (a ticket: its slot
+ *     and wait id, checked against the task before use, so a ticket whose wait
+ *     ended wakes nobody) or the waker of a task in select (link.waker);
+ *   - the line of senders waiting on a full bounded channel or a rendezvous
+ *     (src/lib/chan_line.c). Each holds its message in the aux table until a
+ *     receive moves it into the queue (a rendezvous: takes it) and wakes the
+ *     sender, whose send then returns true. Senders are served in the order
+ *     they came; one whose wait ended (timeout, cancel) leaves the line with
+ *     its message, which was never sent;
+ *   - the sender's one select waker (aux), called when there is room.
+ * The aux table (the userdata's user value) is made when first needed: a
+ * channel whose sends never wait has none.
+ *
+ * Speed: each sender and receiver carries its own `send` / `receive`, a C
+ * closure over (loop, userdata, queue, link), so a call that need not wait is
+ * one C call that touches the queue's slot and nothing else. The method tables
+ * (cosock.channel.sender / .receiver) do the same for any sender or receiver,
+ * finding the state through self.link.queue.
+ *
+ * Waits use the loop as src/wrapper.c does: in the task's own coroutine the
+ * task parks directly (cn_prepark, one yield, no waker protocol); elsewhere
+ * (a coroutine whose yields the task forwards) the call yields the usual
+ * (recvt, sendt, timeout, INTERNAL) and the loop calls setwaker: the receiver
+ * itself, or for a send a small proxy object standing for its place in line. */
+#include "config.h"
+
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "channel.h"
+#include "lib/chan_line.h"
+#include "lib/clock.h"
+#include "park.h"
+#include "run.h"
+#include "task.h"
+
+#define UNBOUNDED (-1)
+
+typedef struct cn_chan {
+  lua_Integer first, last;  /* positions of the oldest and the newest queued message */
+  lua_Integer cap;          /* UNBOUNDED, 0 (rendezvous) or the capacity */
+  lua_Integer ids;          /* the last id given to a sender in line */
+  lua_Integer rx_wid;       /* the receiver's ticket: the wait id (0: none) ... */
+  int rx_slot;              /* ... and the slot of its task */
+  unsigned char closed;
+  unsigned char rx_waker;   /* link.waker holds the waker of a task in select */
+  unsigned char tx_waker;   /* aux[AUX_SENDR] holds the waker of a task in select */
+  const void *tx, *rx;      /* the two ends (the fast paths check self against them) */
+  cn_line line;             /* senders waiting; its buffer is aux[AUX_BUF] */
+} cn_chan;
+
+/* The aux table's slots. */
+enum { AUX_SENDR = 1, AUX_BUF, AUX_PEND, AUX_PROXY };
+/* AUX_PEND: id -> the message of the sender in line (DELIVERED once taken).
+ * AUX_PROXY: id -> the waker of a sender waiting through the protocol. */
+
+/* Upvalues of the per-end fast paths. */
+enum { UP_LOOP = 1, UP_CHAN, UP_QUEUE, UP_LINK };
+/* Upvalues of channel_new. */
+enum { NEW_LOOP = 1, NEW_TX_MT, NEW_RX_MT, NEW_QUEUE_MT };
+#define UPV(k) lua_upvalueindex(k)
+
+static const char nil_mark = 0, delivered_mark = 0, chan_key = 0;
+#define NILMARK ((void *)&nil_mark)        /* a nil message, in the queue or the line */
+#define DELIVERED ((void *)&delivered_mark) /* aux[AUX_PEND][id]: taken by a receive */
+
+/* Where one channel's parts are: stack indices or upvalue pseudo-indices. */
+typedef struct chan_ref {
+  cn_loop *lp;              /* NULL in a proxy's setwaker (it needs none) */
+  cn_chan *ch;
+  int ud, q, link;
+} chan_ref;
+
+static void ref_at(lua_State *L, chan_ref *c, int base) {
+  c->lp = cn_loop_get(L);
+  c->ch = lua_touserdata(L, base);
+  c->ud = base;
+  c->q = base + 1;
+  c->link = base + 2;
+}
+
+static void ref_up(lua_State *L, chan_ref *c, cn_chan *ch) {
+  c->lp = cn_loop_get(L);
+  c->ch = ch;
+  c->ud = UPV(UP_CHAN);
+  c->q = UPV(UP_QUEUE);
+  c->link = UPV(UP_LINK);
+}
+
+static lua_Integer queued(const cn_chan *ch) { return ch->last - ch->first + 1; }
+
+/* The queue's key for position pos. */
+static lua_Integer qindex(const cn_chan *ch, lua_Integer pos) {
+  return ch->cap > 0 ? (pos - 1) % ch->cap + 1 : pos;
+}
+
+/* Appends the message at index msg (absolute; nil or none: a nil message). */
+static void enqueue(lua_State *L, const chan_ref *c, int msg) {
+  cn_chan *ch = c->ch;
+  lua_Integer pos = ch->last + 1;
+  if (lua_type(L, msg) <= LUA_TNIL) lua_pushlightuserdata(L, NILMARK);
+  else lua_pushvalue(L, msg);
+  lua_rawseti(L, c->q, qindex(ch, pos));       /* may raise (memory): nothing changed yet */
+  ch->last = pos;
+}
+
+/* Pushes the oldest queued message and takes it out of the queue. */
+static void dequeue(lua_State *L, const chan_ref *c) {
+  cn_chan *ch = c->ch;
+  lua_Integer i = qindex(ch, ch->first);
+  lua_rawgeti(L, c->q, i);
+  lua_pushnil(L);
+  lua_rawseti(L, c->q, i);
+  if (ch->first == ch->last) ch->first = 1, ch->last = 0; /* empty: start again at 1 */
+  else ch->first++;
+  if (lua_touserdata(L, -1) == NILMARK) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+}
+
+/* The task parked directly (cn_prepark) in wait wid, or NULL once that wait
+ * ended (woken, timed out, cancelled). */
+static cn_task *ticket_task(cn_loop *lp, int slot, lua_Integer wid) {
+  cn_task *t = cn_task_get(lp, slot);
+  if (t == NULL || wid == 0 || t->waitid != wid || !t->bare || t->state != T_PARKED) return NULL;
+  return t;
+}
+
+/* The task parked in receive, or NULL (a stale ticket is dropped). */
+static cn_task *rx_ticket(const chan_ref *c) {
+  cn_task *t;
+  if (c->ch->rx_wid == 0) return NULL;
+  t = ticket_task(c->lp, c->ch->rx_slot, c->ch->rx_wid);
+  if (t == NULL) c->ch->rx_wid = 0;
+  return t;
+}
+
+static int rx_waiting(const chan_ref *c) { return c->ch->rx_waker || rx_ticket(c) != NULL; }
+
+/* Wakes whoever waits on the receiver: the task parked in receive, or the
+ * select waker, taken off the link before it is called (a waker is used once). */
+static void wake_rx(lua_State *L, const chan_ref *c) {
+  cn_chan *ch = c->ch;
+  cn_task *t = rx_ticket(c);
+  if (t != NULL) {
+    ch->rx_wid = 0;
+    cn_deliver(L, c->lp, t, 0);
+  } else if (ch->rx_waker) {
+    ch->rx_waker = 0;
+    lua_pushliteral(L, "waker");
+    lua_rawget(L, c->link);
+    lua_pushliteral(L, "waker");
+    lua_pushnil(L);
+    lua_rawset(L, c->link);
+    lua_call(L, 0, 0);
+  }
+}
+
+/* Pushes the channel's aux table, making it on first use. */
+static int push_aux(lua_State *L, const chan_ref *c) {
+  if (lua_getuservalue(L, c->ud) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 4, 0);
+    lua_newtable(L);
+    lua_rawseti(L, -2, AUX_PEND);
+    lua_newtable(L);
+    lua_rawseti(L, -2, AUX_PROXY);
+    lua_pushvalue(L, -1);
+    lua_setuservalue(L, c->ud);
+  }
+  return lua_gettop(L);
+}
+
+/* aux[AUX_PEND][id] = the value on top (popped). */
+static void set_pend(lua_State *L, int aux, lua_Integer id) {
+  lua_rawgeti(L, aux, AUX_PEND);
+  lua_insert(L, -2);                           /* pend, value */
+  lua_rawseti(L, -2, id);
+  lua_pop(L, 1);
+}
+
+/* Pushes aux[AUX_PEND][id]; returns its type. */
+static int push_pend(lua_State *L, int aux, lua_Integer id) {
+  int type;
+  lua_rawgeti(L, aux, AUX_PEND);
+  type = lua_rawgeti(L, -1, id);
+  lua_remove(L, -2);
+  return type;
+}
+
+static int entry_live(const chan_ref *c, const cn_line_entry *e) {
+  return e->slot < 0 || ticket_task(c->lp, e->slot, e->wid) != NULL;
+}
+
+/* The first live sender in line, or NULL. Senders whose wait ended (a
+ * timeout their task has not seen yet, a cancel) leave the line here, and
+ * their messages with them: those were never sent. */
+static cn_line_entry *line_first(lua_State *L, const chan_ref *c) {
+  cn_line *l = &c->ch->line;
+  cn_line_entry *e;
+  while ((e = cn_line_at(l, 0)) != NULL && !entry_live(c, e)) {
+    lua_Integer id = e->id;
+    int aux;
+    cn_line_pop(l);
+    aux = push_aux(L, c);
+    lua_pushnil(L);
+    set_pend(L, aux, id);
+    lua_pop(L, 1);
+  }
+  return e;
+}
+
+/* Wakes the sender of entry e, which has left the line. */
+static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
+  int aux;
+  if (e->slot >= 0) {
+    cn_task *t = ticket_task(c->lp, e->slot, e->wid);
+    if (t != NULL) cn_deliver(L, c->lp, t, 0);
+    return;
+  }
+  aux = push_aux(L, c);
+  lua_rawgeti(L, aux, AUX_PROXY);
+  if (lua_rawgeti(L, -1, e->id) == LUA_TNIL) { /* no waker yet: its setwaker finds it done */
+    lua_settop(L, aux - 1);
+    return;
+  }
+  lua_pushnil(L);
+  lua_rawseti(L, aux + 1, e->id);
+  lua_replace(L, aux);                         /* waker, proxies */
+  lua_settop(L, aux);
+  lua_call(L, 0, 0);
+}
+
+/* Calls the sender's select waker, if any, taking it off first. */
+static void wake_tx_selector(lua_State *L, const chan_ref *c) {
+  int aux;
+  if (!c->ch->tx_waker) return;
+  c->ch->tx_waker = 0;
+  aux = push_aux(L, c);
+  lua_rawgeti(L, aux, AUX_SENDR);
+  lua_pushnil(L);
+  lua_rawseti(L, aux, AUX_SENDR);
+  lua_remove(L, aux);
+  lua_call(L, 0, 0);
+}
+
+/* After a receive made room in a bounded channel: the first senders in line
+ * move their messages into the queue (each is woken to return true) while
+ * there is room; room left over wakes the sender's select waker. */
+static void serve_line(lua_State *L, const chan_ref *c) {
+  cn_chan *ch = c->ch;
+  cn_line_entry *e;
+  while (queued(ch) < ch->cap && (e = line_first(L, c)) != NULL) {
+    cn_line_entry got = *e;
+    int aux = push_aux(L, c);
+    push_pend(L, aux, got.id);
+    enqueue(L, c, aux + 1);                    /* may raise: the sender is still in line */
+    lua_pushlightuserdata(L, DELIVERED);
+    set_pend(L, aux, got.id);
+    cn_line_pop(&ch->line);
+    lua_settop(L, aux - 1);
+    wake_entry(L, c, &got);
+  }
+  if (queued(ch) < ch->cap && cn_line_len(&ch->line) == 0) wake_tx_selector(L, c);
+}
+
+/* A rendezvous receive takes the message of the first sender in line and
+ * wakes it. Pushes the message and returns 1, or returns 0 (nobody in line). */
+static int take_from_line(lua_State *L, const chan_ref *c) {
+  cn_line_entry *e = line_first(L, c), got;
+  int aux;
+  if (e == NULL) return 0;
+  got = *e;
+  aux = push_aux(L, c);
+  push_pend(L, aux, got.id);
+  lua_pushlightuserdata(L, DELIVERED);
+  set_pend(L, aux, got.id);
+  cn_line_pop(&c->ch->line);
+  lua_remove(L, aux);                          /* msg */
+  if (lua_touserdata(L, -1) == NILMARK) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+  wake_entry(L, c, &got);
+  return 1;
+}
+
+/* Puts a sender holding the message at msg at the end of the line; returns
+ * its id. slot/wid: its direct wait, or -1/0 for one through a proxy. */
+static lua_Integer join_line(lua_State *L, const chan_ref *c, int msg, int slot, lua_Integer wid) {
+  cn_chan *ch = c->ch;
+  cn_line_entry e;
+  int aux = push_aux(L, c);
+  if (cn_line_full(&ch->line)) {
+    size_t cap = ch->line.cap ? ch->line.cap * 2 : 4;
+    cn_line_entry *buf = lua_newuserdata(L, cap * sizeof *buf);
+    /* Anchored before the move; nothing can collect the old one in between. */
+    lua_rawseti(L, aux, AUX_BUF);
+    cn_line_move(&ch->line, buf, cap);
+  }
+  e.id = ch->ids + 1;
+  e.wid = wid;
+  e.slot = slot;
+  if (lua_type(L, msg) <= LUA_TNIL) lua_pushlightuserdata(L, NILMARK);
+  else lua_pushvalue(L, msg);
+  set_pend(L, aux, e.id);                      /* may raise (memory): not in line yet */
+  ch->ids = e.id;
+  cn_line_push(&ch->line, &e);                 /* cannot fail: room was made above */
+  lua_settop(L, aux - 1);
+  return e.id;
+}
+
+/* True when a send would not wait: what a select on the sender waits for. */
+static int tx_ready(lua_State *L, const chan_ref *c) {
+  cn_chan *ch = c->ch;
+  if (ch->closed || ch->cap < 0) return 1;
+  if (line_first(L, c) != NULL) return 0;
+  if (ch->cap > 0) return queued(ch) < ch->cap;
+  return queued(ch) == 0 && rx_waiting(c);    /* rendezvous: a receiver waits */
+}
+
+/* True when a receive would not wait. */
+static int rx_ready(lua_State *L, const chan_ref *c) {
+  cn_chan *ch = c->ch;
+  return ch->first <= ch->last || ch->closed || (ch->cap == 0 && line_first(L, c) != NULL);
+}
+
+/* close() from either side: every sender in line leaves it (its send returns
+ * nil, "closed"); the receiver's waiter and the sender's select waker are
+ * woken. Queued messages stay for receive. */
+static void close_channel(lua_State *L, const chan_ref *c) {
+  cn_chan *ch = c->ch;
+  cn_line_entry *e;
+  ch->closed = 1;
+  lua_pushliteral(L, "closed");
+  lua_pushboolean(L, 1);
+  lua_rawset(L, c->link);
+  while ((e = cn_line_at(&ch->line, 0)) != NULL) {
+    cn_line_entry got = *e;
+    int aux = push_aux(L, c);
+    cn_line_pop(&ch->line);
+    lua_pushnil(L);
+    set_pend(L, aux, got.id);
+    lua_pop(L, 1);
+    wake_entry(L, c, &got);
+  }
+  wake_rx(L, c);
+  wake_tx_selector(L, c);
+}
+
+/* ---------------------------------------------------------------- timeouts */
+
+/* The first wait of a call: reads self.timeout (index 1). Returns 1 when the
+ * call fails at once (a timeout of 0 or less); else fills tmo and keeps
+ * the deadline at index dl. */
+static int first_timeout(lua_State *L, int dl, cn_tmo *tmo) {
+  int isnum;
+  double v;
+  lua_pushliteral(L, "timeout");
+  tmo->set = 0;
+  if (lua_rawget(L, 1) == LUA_TNIL) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  v = lua_tonumberx(L, -1, &isnum);
+  if (!isnum || v != v) return luaL_error(L, "cosock.channel: the timeout is not a number");
+  *tmo = cn_tmo_of(L, -1);                     /* as given: metadata shows it so */
+  lua_pop(L, 1);
+  if (v <= 0) return 1;
+  lua_pushnumber(L, cn_clock_now() + v);
+  lua_replace(L, dl);
+  return 0;
+}
+
+/* A later wait of the same call: the time left before its deadline. */
+static int time_left(lua_State *L, int dl, cn_tmo *tmo) {
+  tmo->set = (unsigned char)!lua_isnil(L, dl);
+  tmo->is_int = 0;
+  if (!tmo->set) return 0;
+  tmo->secs = lua_tonumber(L, dl) - cn_clock_now();
+  return tmo->secs <= 0;
+}
+
+/* Pushes a wait's timeout as a forwarded yield gives it (nil: none). */
+static void push_tmo(lua_State *L, const cn_tmo *tmo) {
+  if (!tmo->set) lua_pushnil(L);
+  else if (tmo->is_int) lua_pushinteger(L, tmo->ival);
+  else lua_pushnumber(L, tmo->secs);
+}
+
+static int fail(lua_State *L, const char *err) {
+  lua_pushnil(L);
+  lua_pushstring(L, err);
+  return 2;
+}
+
+/* ---------------------------------------------------------------- send */
+
+static int proxy_setwaker(lua_State *L);
+
+/* Sends the message at msg if that needs no wait. Returns the number of
+ * results pushed (true; false, "closed"), or -1: the sender must wait. */
+static int send_try(lua_State *L, const chan_ref *c, int msg) {
+  cn_chan *ch = c->ch;
+  if (ch->closed) {
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "closed");
+    return 2;
+  }
+  /* Room in a bounded channel means nobody is in line (a receive serves the
+   * line when it makes room); should someone be, they go first. */
+  if (ch->cap > 0 && queued(ch) < ch->cap && cn_line_len(&ch->line) > 0) serve_line(L, c);
+  /* A rendezvous send always waits in line: it is over when a receive has
+   * taken its message (and returned it), not before. */
+  if (ch->cap < 0 || (ch->cap > 0 && queued(ch) < ch->cap)) {
+    enqueue(L, c, msg);
+    wake_rx(L, c);
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  return -1;
+}
+
+static int send_k(lua_State *L, int status, lua_KContext ctx);
+
+/* Waits in line. Stack: 1 self, 2 msg, 3 ud, 4 queue, 5 link, 6 deadline. */
+static int send_wait(lua_State *L, const chan_ref *c, int first) {
+  cn_tmo tmo;
+  lua_Integer wid, id;
+  if (first ? first_timeout(L, 6, &tmo) : time_left(L, 6, &tmo)) return fail(L, "timeout");
+  wid = cn_prepark(L, c->lp, K_SEND, &tmo, 0);
+  if (wid != 0) {
+    id = join_line(L, c, 2, cn_current_slot(c->lp), wid);
+    if (c->ch->cap == 0) wake_rx(L, c);        /* a rendezvous: the receiver can take it */
+    lua_settop(L, 6);
+    lua_pushvalue(L, 1);
+    return lua_yieldk(L, 1, (lua_KContext)id, send_k);
+  }
+  /* Through the protocol: the proxy stands for this place in line. Made
+   * first, so that a failed allocation leaves nobody in line; and nobody
+   * joins it from where no yield can go (outside any coroutine). */
+  if (!lua_isyieldable(L)) return luaL_error(L, "attempt to yield from outside a coroutine");
+  lua_settop(L, 6);
+  lua_pushnil(L);                              /* recvt */
+  lua_createtable(L, 1, 0);                    /* sendt = {proxy} */
+  lua_createtable(L, 2, 1);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, c->ch->ids + 1);          /* the id join_line gives */
+  lua_rawseti(L, -2, 2);
+  lua_pushcfunction(L, proxy_setwaker);
+  lua_setfield(L, -2, "setwaker");
+  lua_rawseti(L, -2, 1);
+  push_tmo(L, &tmo);
+  lua_pushlightuserdata(L, CN_INTERNAL);
+  id = join_line(L, c, 2, -1, 0);
+  if (c->ch->cap == 0) wake_rx(L, c);
+  return lua_yieldk(L, 4, (lua_KContext)id, send_k);
+}
+
+/* After a wait in line: delivered (true), closed, timed out, or wait again. */
+static int send_k(lua_State *L, int status, lua_KContext ctx) {
+  lua_Integer id = (lua_Integer)ctx;
+  int timed_out = lua_type(L, -1) == LUA_TSTRING; /* the loop's "timeout" */
+  int aux, type, r;
+  chan_ref c;
+  (void)status;
+  luaL_checkstack(L, 12, NULL);                /* (the resume values used some of its room) */
+  lua_settop(L, 6);
+  ref_at(L, &c, 3);
+  aux = push_aux(L, &c);
+  type = push_pend(L, aux, id);
+  if (type == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == DELIVERED) {
+    lua_pushnil(L);
+    set_pend(L, aux, id);
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  if (type != LUA_TNIL) {                      /* still in line: leave it, unsent */
+    cn_line_remove(&c.ch->line, id);
+    lua_pushnil(L);
+    set_pend(L, aux, id);
+  }
+  lua_settop(L, 6);
+  if (c.ch->closed) return fail(L, "closed");
+  if (timed_out) return fail(L, "timeout");
+  r = send_try(L, &c, 2);
+  return r >= 0 ? r : send_wait(L, &c, 0);
+}
+
+/* send with stack 1 self, 2 msg, 3 ud, 4 queue, 5 link, 6 nil. */
+static int send_from(lua_State *L) {
+  chan_ref c;
+  int r;
+  ref_at(L, &c, 3);
+  r = send_try(L, &c, 2);
+  return r >= 0 ? r : send_wait(L, &c, 1);
+}
+
+/* ---------------------------------------------------------------- receive */
+
+/* Receives without waiting if possible. Returns the number of results
+ * pushed (the message; nil, "closed"), or -1: the receiver must wait. */
+static int recv_try(lua_State *L, const chan_ref *c) {
+  cn_chan *ch = c->ch;
+  if (ch->first <= ch->last) {
+    dequeue(L, c);
+    if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) serve_line(L, c);
+    return 1;
+  }
+  if (ch->cap == 0 && cn_line_len(&ch->line) > 0 && take_from_line(L, c)) return 1;
+  if (ch->closed) return fail(L, "closed");
+  return -1;
+}
+
+static int recv_k(lua_State *L, int status, lua_KContext ctx);
+
+/* Waits for a message. Stack: 1 self, 2 ud, 3 queue, 4 link, 5 deadline. */
+static int recv_wait(lua_State *L, const chan_ref *c, int first) {
+  cn_tmo tmo;
+  lua_Integer wid = 0;
+  if (first ? first_timeout(L, 5, &tmo) : time_left(L, 5, &tmo)) return fail(L, "timeout");
+  /* One waiter per channel: with one there already, the usual tuple makes the
+   * loop call setwaker, which raises cosock's error, from the loop. */
+  if (!rx_waiting(c) && (wid = cn_prepark(L, c->lp, K_RECV, &tmo, 0)) != 0) {
+    c->ch->rx_slot = cn_current_slot(c->lp);
+    c->ch->rx_wid = wid;
+    if (c->ch->cap == 0) wake_tx_selector(L, c); /* a rendezvous has room now */
+    lua_settop(L, 5);
+    lua_pushvalue(L, 1);
+    return lua_yieldk(L, 1, (lua_KContext)wid, recv_k);
+  }
+  /* What cosock's receive yields: ({rx}, nil, timeout as given). */
+  lua_settop(L, 5);
+  lua_createtable(L, 1, 0);                    /* recvt = {self} */
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, 1);
+  lua_pushnil(L);
+  push_tmo(L, &tmo);
+  return lua_yieldk(L, 3, 0, recv_k);
+}
+
+/* After a wait: a ticket still on the channel that is this wait's (ctx; it
+ * timed out) is taken off; then the receive tries again. */
+static int recv_k(lua_State *L, int status, lua_KContext ctx) {
+  int timed_out = lua_type(L, -1) == LUA_TSTRING, r;
+  chan_ref c;
+  (void)status;
+  luaL_checkstack(L, 12, NULL);
+  lua_settop(L, 5);
+  ref_at(L, &c, 2);
+  if (ctx != 0 && c.ch->rx_wid == (lua_Integer)ctx) c.ch->rx_wid = 0;
+  r = recv_try(L, &c);
+  if (r >= 0) return r;
+  if (timed_out) return fail(L, "timeout");
+  return recv_wait(L, &c, 0);
+}
+
+/* receive with stack 1 self, 2 ud, 3 queue, 4 link, 5 nil. */
+static int receive_from(lua_State *L) {
+  chan_ref c;
+  int r;
+  ref_at(L, &c, 2);
+  r = recv_try(L, &c);
+  return r >= 0 ? r : recv_wait(L, &c, 1);
+}
+
+/* ---------------------------------------------------------------- methods */
+
+/* Finds the channel of the sender (tx) or receiver at index 1 and pushes its
+ * userdata, queue and link. Raises naming fname for anything else. */
+static void locate(lua_State *L, int tx, const char *fname) {
+  cn_chan *ch = NULL;
+  int base = lua_gettop(L) + 1;
+  luaL_checkstack(L, 4, NULL);
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    lua_pushliteral(L, "link");
+    if (lua_rawget(L, 1) == LUA_TTABLE) {
+      lua_pushliteral(L, "queue");
+      if (lua_rawget(L, base) == LUA_TTABLE && lua_rawgetp(L, base + 1, &chan_key) == LUA_TUSERDATA)
+        ch = lua_touserdata(L, base + 2);
+    }
+  }
+  if (ch == NULL || (tx ? ch->tx : ch->rx) != lua_topointer(L, 1))
+    luaL_error(L, "bad argument #1 to '%s' (cosock.channel %s expected, got %s)", fname,
+               tx ? "sender" : "receiver",
+               ch != NULL ? (tx ? "a receiver" : "a sender") : luaL_typename(L, 1));
+  lua_rotate(L, base, 1);                      /* ud, link, queue */
+  lua_rotate(L, base + 1, 1);                  /* ud, queue, link */
+}
+
+/* sender.send(self, msg) */
+static int m_send(lua_State *L) {
+  lua_settop(L, 2);
+  locate(L, 1, "send");
+  lua_pushnil(L);
+  return send_from(L);
+}
+
+/* receiver.receive(self) */
+static int m_receive(lua_State *L) {
+  lua_settop(L, 1);
+  locate(L, 0, "receive");
+  lua_pushnil(L);
+  return receive_from(L);
+}
+
+/* The sender's own send: the common case inline (nothing waits, no line). */
+static int fast_send(lua_State *L) {
+  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
+  lua_Integer pos;
+  if (ch->closed || lua_topointer(L, 1) != ch->tx ||
+      (ch->cap >= 0 && (ch->cap == 0 || queued(ch) >= ch->cap || cn_line_len(&ch->line) > 0))) {
+    if (lua_topointer(L, 1) != ch->tx) return m_send(L); /* another self: its checks */
+    lua_settop(L, 2);
+    lua_pushvalue(L, UPV(UP_CHAN));
+    lua_pushvalue(L, UPV(UP_QUEUE));
+    lua_pushvalue(L, UPV(UP_LINK));
+    lua_pushnil(L);
+    return send_from(L);
+  }
+  pos = ch->last + 1;
+  if (lua_type(L, 2) <= LUA_TNIL) lua_pushlightuserdata(L, NILMARK);
+  else lua_pushvalue(L, 2);
+  lua_rawseti(L, UPV(UP_QUEUE), qindex(ch, pos));
+  ch->last = pos;
+  if (ch->rx_wid != 0 || ch->rx_waker) {
+    chan_ref c;
+    ref_up(L, &c, ch);
+    wake_rx(L, &c);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* The receiver's own receive: the common case inline (a message is queued). */
+static int fast_receive(lua_State *L) {
+  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
+  lua_Integer i;
+  if (ch->first > ch->last || lua_topointer(L, 1) != ch->rx) {
+    if (lua_topointer(L, 1) != ch->rx) return m_receive(L);
+    lua_settop(L, 1);
+    lua_pushvalue(L, UPV(UP_CHAN));
+    lua_pushvalue(L, UPV(UP_QUEUE));
+    lua_pushvalue(L, UPV(UP_LINK));
+    lua_pushnil(L);
+    return receive_from(L);
+  }
+  i = qindex(ch, ch->first);
+  lua_rawgeti(L, UPV(UP_QUEUE), i);
+  lua_pushnil(L);
+  lua_rawseti(L, UPV(UP_QUEUE), i);
+  if (ch->first == ch->last) ch->first = 1, ch->last = 0;
+  else ch->first++;
+  if (lua_touserdata(L, -1) == NILMARK) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
+  if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) {
+    chan_ref c;
+    ref_up(L, &c, ch);
+    serve_line(L, &c);
+  }
+  return 1;
+}
+
+static int close_end(lua_State *L, int tx) {
+  chan_ref c;
+  lua_settop(L, 1);
+  locate(L, tx, "close");
+  ref_at(L, &c, 2);
+  close_channel(L, &c);
+  return 0;
+}
+
+static int m_tx_close(lua_State *L) { return close_end(L, 1); }
+static int m_rx_close(lua_State *L) { return close_end(L, 0); }
+
+/* settimeout(t): how long a send / receive may wait (nil: no limit; 0 or
+ * less: it fails at once instead of waiting). Returns nothing, as cosock's
+ * receiver:settimeout. A number is kept as given (an integer stays one). */
+static int settimeout_end(lua_State *L, int tx) {
+  lua_settop(L, 2);
+  locate(L, tx, "settimeout");
+  lua_pushliteral(L, "timeout");
+  if (!lua_isnil(L, 2)) {
+    int isnum;
+    lua_Number n = lua_tonumberx(L, 2, &isnum);
+    if (!isnum || n != n)
+      return luaL_error(L, "bad argument #1 to 'settimeout' (number expected, got %s)",
+                        isnum ? "nan" : luaL_typename(L, 2));
+    if (lua_type(L, 2) == LUA_TNUMBER) lua_pushvalue(L, 2);
+    else lua_pushnumber(L, n);                 /* a numeric string: its number */
+  } else {
+    lua_pushnil(L);
+  }
+  lua_rawset(L, 1);
+  return 0;
+}
+
+static int m_tx_settimeout(lua_State *L) { return settimeout_end(L, 1); }
+static int m_rx_settimeout(lua_State *L) { return settimeout_end(L, 0); }
+
+/* Raises cosock's error for a kind other than want (kind at index 2). */
+static void check_kind(lua_State *L, const char *want) {
+  const char *kind = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  if (kind == NULL || strcmp(kind, want) != 0)
+    luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
+}
+
+/* receiver:setwaker("recvr", fn): the waker protocol, one waiter at a time;
+ * a waker set when a receive would not wait is called at once. */
+static int m_rx_setwaker(lua_State *L) {
+  chan_ref c;
+  lua_settop(L, 3);
+  check_kind(L, "recvr");
+  locate(L, 0, "setwaker");
+  ref_at(L, &c, 4);
+  if (lua_isnil(L, 3)) {
+    /* The loop takes back the waker of a task in select. A ticket is
+     * another task's wait in receive, which setwaker never touches. */
+    if (c.ch->rx_waker) {
+      c.ch->rx_waker = 0;
+      lua_pushliteral(L, "waker");
+      lua_pushnil(L);
+      lua_rawset(L, c.link);
+    }
+    return 0;
+  }
+  if (rx_waiting(&c))
+    return luaL_error(L, "waker already set, receive can't be waited on from multiple places at once");
+  lua_pushliteral(L, "waker");
+  lua_pushvalue(L, 3);
+  lua_rawset(L, c.link);
+  c.ch->rx_waker = 1;
+  if (rx_ready(L, &c)) wake_rx(L, &c);
+  else if (c.ch->cap == 0) wake_tx_selector(L, &c); /* a rendezvous has room now */
+  return 0;
+}
+
+/* sender:setwaker("sendr", fn): select on a sender waits for room (for a
+ * rendezvous: a receiver waiting), one task at a time; a waker set when a
+ * send would not wait is called at once. */
+static int m_tx_setwaker(lua_State *L) {
+  chan_ref c;
+  int aux;
+  lua_settop(L, 3);
+  check_kind(L, "sendr");
+  locate(L, 1, "setwaker");
+  ref_at(L, &c, 4);
+  if (lua_isnil(L, 3)) {
+    if (c.ch->tx_waker) {
+      c.ch->tx_waker = 0;
+      aux = push_aux(L, &c);
+      lua_pushnil(L);
+      lua_rawseti(L, aux, AUX_SENDR);
+    }
+    return 0;
+  }
+  if (c.ch->tx_waker)
+    return luaL_error(L, "waker already set, send can't be waited on from multiple places at once");
+  aux = push_aux(L, &c);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, aux, AUX_SENDR);
+  c.ch->tx_waker = 1;
+  if (tx_ready(L, &c)) wake_tx_selector(L, &c);
+  return 0;
+}
+
+/* proxy:setwaker("sendr", fn): the protocol for a send waiting in line in a
+ * coroutine whose yields the task forwards. Proxy: {userdata, id}. nil (the
+ * loop ends the wait: timeout, cancel, or after the wake) takes the send out
+ * of line, unsent, unless it was already served. */
+static int proxy_setwaker(lua_State *L) {
+  chan_ref c;
+  lua_Integer id;
+  int aux;
+  lua_settop(L, 3);
+  check_kind(L, "sendr");
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_rawgeti(L, 1, 1);                        /* 4: ud */
+  lua_rawgeti(L, 1, 2);
+  id = lua_tointeger(L, 5);
+  lua_pop(L, 1);
+  luaL_argcheck(L, lua_type(L, 4) == LUA_TUSERDATA, 1, "a channel's send proxy expected");
+  memset(&c, 0, sizeof c);
+  c.ch = lua_touserdata(L, 4);
+  c.ud = 4;
+  aux = push_aux(L, &c);                       /* 5 */
+  lua_rawgeti(L, aux, AUX_PROXY);              /* 6 */
+  if (lua_isnil(L, 3)) {
+    if (lua_rawgeti(L, 6, id) != LUA_TNIL) {
+      lua_pushnil(L);
+      lua_rawseti(L, 6, id);
+    }
+    if (cn_line_remove(&c.ch->line, id)) {
+      lua_pushnil(L);
+      set_pend(L, aux, id);
+    }
+    return 0;
+  }
+  if (cn_line_find(&c.ch->line, id) != NULL) {
+    lua_pushvalue(L, 3);
+    lua_rawseti(L, 6, id);
+    return 0;
+  }
+  lua_pushvalue(L, 3);                         /* served or closed already: ready now */
+  lua_call(L, 0, 0);
+  return 0;
+}
+
+static int queue_len(lua_State *L) {
+  cn_chan *ch;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_rawgetp(L, 1, &chan_key);
+  ch = lua_touserdata(L, -1);
+  lua_pushinteger(L, ch != NULL ? queued(ch) : (lua_Integer)lua_rawlen(L, 1));
+  return 1;
+}
+
+/* ---------------------------------------------------------------- module */
+
+static void make_end(lua_State *L, int mt, lua_CFunction fast, const char *name) {
+  lua_createtable(L, 0, 2);                    /* 2 ud, 3 queue, 4 link: see channel_new */
+  lua_pushvalue(L, 4);
+  lua_setfield(L, -2, "link");
+  lua_pushvalue(L, UPV(NEW_LOOP));
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 4);
+  lua_pushcclosure(L, fast, 4);
+  lua_setfield(L, -2, name);
+  lua_pushvalue(L, mt);
+  lua_setmetatable(L, -2);
+}
+
+/* channel_new([capacity]) -> sender, receiver. No capacity (nil): cosock's
+ * unbounded channel; 0: a rendezvous; n > 0: at most n queued messages. */
+static int l_new(lua_State *L) {
+  lua_Integer cap = UNBOUNDED;
+  cn_chan *ch;
+  if (!lua_isnoneornil(L, 1)) {
+    int isint = 0;
+    if (lua_type(L, 1) == LUA_TNUMBER) cap = lua_tointegerx(L, 1, &isint);
+    if (!isint || cap < 0) {
+      if (lua_type(L, 1) == LUA_TNUMBER)
+        return luaL_error(L, "bad argument #1 to 'new' (capacity must be a non-negative integer, got %s)",
+                          luaL_tolstring(L, 1, NULL));
+      return luaL_error(L, "bad argument #1 to 'new' (capacity must be a non-negative integer or nil, got %s)",
+                        luaL_typename(L, 1));
+    }
+  }
+  lua_settop(L, 1);
+  ch = lua_newuserdata(L, sizeof *ch);         /* 2 */
+  memset(ch, 0, sizeof *ch);
+  ch->first = 1;
+  ch->last = 0;
+  ch->cap = cap;
+  cn_line_init(&ch->line, NULL, 0);
+  lua_createtable(L, 0, 1);                    /* 3 queue */
+  lua_pushvalue(L, 2);
+  lua_rawsetp(L, 3, &chan_key);
+  lua_pushvalue(L, UPV(NEW_QUEUE_MT));
+  lua_setmetatable(L, 3);
+  lua_createtable(L, 0, 3);                    /* 4 link */
+  lua_pushvalue(L, 3);
+  lua_setfield(L, 4, "queue");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, 4, "closed");
+  make_end(L, UPV(NEW_TX_MT), fast_send, "send");        /* 5 */
+  make_end(L, UPV(NEW_RX_MT), fast_receive, "receive");  /* 6 */
+  ch->tx = lua_topointer(L, 5);
+  ch->rx = lua_topointer(L, 6);
+  return 2;
+}
+
+/* Finds the channel of the link at index 1: stack 1 link, 2 ud, 3 queue,
+ * 4 link; fills c. */
+static void link_ref(lua_State *L, chan_ref *c) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  lua_pushliteral(L, "queue");
+  if (lua_rawget(L, 1) != LUA_TTABLE || lua_rawgetp(L, 2, &chan_key) != LUA_TUSERDATA)
+    luaL_argerror(L, 1, "a cosock.channel link expected");
+  lua_insert(L, 2);                            /* link, ud, queue */
+  lua_pushvalue(L, 1);
+  ref_at(L, c, 2);
+}
+
+/* channel_waiting(link) -> true while a task waits to receive (a parked
+ * receive or a select). For tests. */
+static int l_waiting(lua_State *L) {
+  chan_ref c;
+  link_ref(L, &c);
+  lua_pushboolean(L, rx_waiting(&c));
+  return 1;
+}
+
+/* channel_senders(link) -> how many senders wait in line (those whose wait
+ * ended are not counted). For tests. */
+static int l_senders(lua_State *L) {
+  chan_ref c;
+  lua_Integer n = 0;
+  size_t i;
+  link_ref(L, &c);
+  for (i = 0; i < cn_line_len(&c.ch->line); i++)
+    if (entry_live(&c, cn_line_at(&c.ch->line, i))) n++;
+  lua_pushinteger(L, n);
+  return 1;
+}
+
+void cn_channel_open(lua_State *L) {
+  static const luaL_Reg tx_methods[] = {
+    {"send", m_send}, {"close", m_tx_close}, {"settimeout", m_tx_settimeout},
+    {"setwaker", m_tx_setwaker}, {NULL, NULL}
+  };
+  static const luaL_Reg rx_methods[] = {
+    {"receive", m_receive}, {"close", m_rx_close}, {"settimeout", m_rx_settimeout},
+    {"setwaker", m_rx_setwaker}, {NULL, NULL}
+  };
+  static const luaL_Reg funcs[] = {
+    {"channel_waiting", l_waiting}, {"channel_senders", l_senders}, {NULL, NULL}
+  };
+  int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);
+  luaL_checkstack(L, 8, NULL);
+  lua_pushvalue(L, loop);                      /* for channel_new: loop */
+  lua_newtable(L);                             /* sender methods */
+  lua_pushvalue(L, loop);
+  luaL_setfuncs(L, tx_methods, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, mod, "channel_sender");
+  lua_createtable(L, 0, 1);                    /* its metatable */
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "__index");              /* loop, tx_mt */
+  lua_newtable(L);                             /* receiver methods */
+  lua_pushvalue(L, loop);
+  luaL_setfuncs(L, rx_methods, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, mod, "channel_receiver");
+  lua_createtable(L, 0, 1);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "__index");              /* loop, tx_mt, rx_mt */
+  lua_createtable(L, 0, 1);                    /* the queues' metatable */
+  lua_pushcfunction(L, queue_len);
+  lua_setfield(L, -2, "__len");                /* loop, tx_mt, rx_mt, queue_mt */
+  lua_pushcclosure(L, l_new, 4);
+  lua_setfield(L, mod, "channel_new");
+  lua_pushvalue(L, loop);
+  luaL_setfuncs(L, funcs, 1);
+}

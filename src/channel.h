@@ -1,0 +1,11 @@
+/* channel: cosock.channel's channels, in C (channel.c). */
+#ifndef COSOCK_CHANNEL_H
+#define COSOCK_CHANNEL_H
+
+#include <lua.h>
+
+/* Adds channel_new, channel_sender, channel_receiver, channel_waiting and
+ * channel_line to the module table on top (the loop just below it). */
+void cn_channel_open(lua_State *L);
+
+#endif
