@@ -89,6 +89,7 @@ end
 local function socket_text(obj)
   local inner = obj.inner_sock
   local ok, fd = pcall(inner.getfd, inner)
+  if ok and math.type(fd) == "float" and fd == math.floor(fd) then fd = math.tointeger(fd) end
   return ("a socket (fd %s, %s -> %s)"):format(ok and tostring(fd) or "?",
     address(inner, "getsockname"), address(inner, "getpeername"))
 end
