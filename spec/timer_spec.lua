@@ -366,16 +366,34 @@ describe("cosock.timer timer objects", function()
       assert.equal(0, L.stats().timers)
     end)
 
+    -- Tasks waiting on timer objects and sleeping tasks are resumed in the
+    -- order of their deadlines, also when a late pass finds them all due.
     it("timer objects and task timers come due in deadline order", function()
       local log = {}
       for i, d in ipairs({ 0.04, 0.01, 0.03 }) do
         local t = timer.create_oneshot(d)
-        t:setwaker("recvr", function() log[#log + 1] = "timer" .. i end)
+        cosock.spawn(function() socket.select({ t }); log[#log + 1] = "timer" .. i end)
       end
       cosock.spawn(function() socket.sleep(0.02); log[#log + 1] = "sleep" end)
       cosock.spawn(function() socket.sleep(0.06); log[#log + 1] = "end" end)
       cosock.run()
       assert.same({ "timer2", "sleep", "timer3", "timer1", "end" }, log)
+      L.assert_clean()
+    end)
+
+    it("a late pass wakes them in deadline order too", function()
+      local log = {}
+      for i, d in ipairs({ 0.004, 0.001, 0.003 }) do
+        local t = timer.create_oneshot(d)
+        cosock.spawn(function() socket.select({ t }); log[#log + 1] = "timer" .. i end)
+      end
+      cosock.spawn(function() socket.sleep(0.002); log[#log + 1] = "sleep" end)
+      cosock.spawn(function()
+        local t0 = timer.now()
+        while timer.now() - t0 < 0.01 do end    -- keep the loop busy past every deadline
+      end, "busy")
+      cosock.run()
+      assert.same({ "timer2", "sleep", "timer3", "timer1" }, log)
       L.assert_clean()
     end)
 

@@ -36,7 +36,12 @@ static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co, 
   int base;
   cn_task_push_handle(L, lp, t->slot);         /* handle (nil: nobody can join) */
   base = lua_gettop(L);
-  if (lua_isnil(L, base) || !lua_checkstack(L, n + LUA_MINSTACK)) n = 0;
+  if (lua_isnil(L, base)) n = 0;
+  if (!lua_checkstack(L, n + LUA_MINSTACK)) {  /* no room for its results: they cannot be kept */
+    lua_settop(co, 0);
+    cn_task_free(L, lp, t);
+    luaL_error(L, "cosock: out of memory (keeping a task's results)");
+  }
   lua_xmove(co, L, n);
   lua_settop(co, 0);
   cn_task_free(L, lp, t);
@@ -182,10 +187,11 @@ static int run_passes(lua_State *L) {
     cn_fd_apply(lp);
     /* Steps 9-10 (no armed timer: no clock to read). */
     next = -1;
-    if (cn_timers_armed(lp) > 0) next = cn_timers_run(lp, now = cn_clock_now());
-    if (cn_tobj_due(lp)) {                     /* timer objects came due: wake their waiters */
-      cn_tobj_deliver(L, lp);
-      next = now;                              /* (a waker may arm timers: look again at once) */
+    if (cn_timers_armed(lp) > 0) {
+      now = cn_clock_now();
+      /* cn_timers_run stops after a timer object came due, so that its
+       * waiters are woken in deadline order among the tasks' timers. */
+      while ((next = cn_timers_run(lp, now)), cn_tobj_due(lp)) cn_tobj_deliver(L, lp);
     }
     if (cn_tasks_ready(lp) > 0) timeout = 0;
     else if (next >= 0) timeout = next > now ? next - now : 0;

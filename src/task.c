@@ -343,7 +343,7 @@ double cn_timers_run(cn_loop *lp, double now) {
       th_remove(&lp->tasks.timers, n);
       lp->tasks.nxarmed--;
       ((cn_xtimer *)n)->fire(lp, (cn_xtimer *)n);
-      continue;
+      break;                                   /* its owner acts on it before the later ones */
     }
     if (t->armed && (n->when != t->deadline || n->seq != t->dseq)) {
       /* re-armed in place: to its real key first, so that a late pass
@@ -359,7 +359,7 @@ double cn_timers_run(cn_loop *lp, double now) {
     cn_timer_disarm(lp, t);
   }
   if (cn_timers_armed(lp) == 0 || (n = th_top(&lp->tasks.timers)) == NULL) return -1;
-  return n->when;
+  return n->when;                              /* (may be due still, after a timer object) */
 }
 
 int cn_xtimer_reserve(cn_loop *lp) {

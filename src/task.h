@@ -126,9 +126,10 @@ static inline int cn_timers_armed(const cn_loop *lp) {
 static inline int cn_task_timers_armed(const cn_loop *lp) { return lp->tasks.narmed; }
 void cn_timer_arm(cn_loop *lp, cn_task *t, double deadline);
 void cn_timer_disarm(cn_loop *lp, cn_task *t);
-/* Makes every task whose deadline passed ready (timed out), and fires every
- * due cn_xtimer; returns the earliest remaining deadline, or -1 when no
- * timer is armed. */
+/* Makes every task whose deadline passed ready (timed out), in deadline
+ * order, until a due cn_xtimer, which it fires and then stops (its owner
+ * acts on it before the timers after it: call again). Returns the earliest
+ * remaining deadline, or -1 when no timer is armed. */
 double cn_timers_run(cn_loop *lp, double now);
 
 /* Timers of other parts of the loop (timer_object.c) share the tasks' heap.

@@ -302,6 +302,12 @@ static void receive_in_pcall(void **state) {
         "return W.receive_in_pcall()", 100000);
 }
 
+static void error_handler(void **state) {
+  (void)state;
+  sweep("error_handler", "W = require 'alloc_workload'\nrequire 'cosock'\nW.prepare()\n",
+        "return W.error_handler()", 100000);
+}
+
 static void workload(void **state) {
   (void)state;
   sweep("workload",
@@ -318,6 +324,7 @@ int main(void) {
     cmocka_unit_test(reset_parked),
     cmocka_unit_test(cancel_parked),
     cmocka_unit_test(receive_in_pcall),
+    cmocka_unit_test(error_handler),
   };
   const char *s = getenv("ALLOC_SWEEP_STRIDE");
   srcdir = getenv("abs_top_srcdir");

@@ -11,13 +11,13 @@
 --                that fails after N allocations.
 --   W.cancel_all()  cancels every task the workload spawned (for the checks
 --                after a failed run).
---   W.park_some(), W.receive_in_pcall()  the other sweeps' pieces (see
+--   W.park_some(), W.receive_in_pcall(), W.error_handler()  the other sweeps' pieces (see
 --                test/alloc_sweep_test.c).
 --
 -- Each section spawns its tasks; one cosock.run() then drives all of them.
 -- Every wait has a time limit, so a run that lost a wake to a failed
--- allocation still ends. New features add a section to SECTIONS (join,
--- bounded channels, timers, an error handler: see doc/reliability.md).
+-- allocation still ends. New features add a section to SECTIONS, or a
+-- piece of their own when they change how run ends (see doc/reliability.md).
 
 local cosock = require "cosock"
 local socket = cosock.socket
@@ -139,7 +139,31 @@ local function erroring(checks)
   checks.erroring = "armed"
 end
 
-local SECTIONS = { echo, timers, cancels, erroring }
+-- A bounded channel (the sender waits while it is full), join of the
+-- sender's task, and a timer object waited on with select.
+local function additions(checks)
+  local tx, rx = channel.new(1)
+  local sender = spawn(function()
+    tx:settimeout(LIMIT)
+    for i = 1, 3 do assert(tx:send(i)) end
+    tx:close()
+    return "sent", 3
+  end, "bounded sender")
+  spawn(function()
+    rx:settimeout(LIMIT)
+    local n = 0
+    while rx:receive() ~= nil do n = n + 1 end
+    assert(n == 3, n)
+    local ok, what, count = sender:join(LIMIT)
+    assert(ok == true and what == "sent" and count == 3, tostring(what))
+    local t = cosock.timer.create_oneshot(0.001)
+    assert(socket.select({ t }, nil, LIMIT), "the timer did not come due")
+    assert(t:handled())
+    checks.additions = true
+  end, "joiner")
+end
+
+local SECTIONS = { echo, timers, cancels, erroring, additions }
 
 function W.run()
   local checks = {}
@@ -147,7 +171,8 @@ function W.run()
   local ok, err = pcall(cosock.run)
   assert(not ok and tostring(err):find("boom", 1, true), "run should raise boom, got: " .. tostring(err))
   cosock.run()
-  assert(checks.echo and checks.timers and checks.cancels, "a section did not finish")
+  assert(checks.echo and checks.timers and checks.cancels and checks.additions,
+    "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   return true
@@ -198,6 +223,30 @@ function W.receive_in_pcall()
   end, "waker")
   cosock.run()
   assert(woken, "the task was not woken through its object")
+  return true
+end
+
+-- The error handler: tasks raise, the handler sees each error (with its
+-- handle) and run goes on; a joiner gets the error too. Allocation on when
+-- it returns: the handler is cleared again.
+function W.error_handler()
+  local seen = 0
+  cosock.set_error_handler(function(err, handle)
+    -- A task that ran out of memory is a task error too: let it end run,
+    -- as the sweep expects of a try that failed.
+    if type(err) == "string" and err:find("memory", 1, true) then error(err, 0) end
+    assert(err ~= nil and handle.name ~= nil, "the handler got no error or no handle")
+    seen = seen + 1
+  end)
+  local failing = spawn(function() socket.sleep(0) error("handled") end, "failing")
+  spawn(function() error({ "a table error" }) end, "failing too")
+  local joined
+  spawn(function() joined = { failing:join(LIMIT) } end, "joiner")
+  local ok, err = pcall(cosock.run)
+  cosock.set_error_handler(nil)
+  assert(ok, err)
+  assert(seen == 2, seen)
+  assert(joined[1] == false and tostring(joined[2]):find("handled", 1, true), tostring(joined[2]))
   return true
 end
 

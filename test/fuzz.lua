@@ -134,6 +134,9 @@ local OBJECTS = {
   function(ctx) return fake(ctx) end,
   function(ctx) return ctx.rx end,
   function(ctx) return ctx.rx2 end,
+  function(ctx) return ctx.brx end,               -- a bounded or rendezvous channel's ends
+  function(ctx) return ctx.btx end,
+  function(ctx) return #ctx.handles > 0 and ctx.pick(ctx.handles) or fake(ctx) end, -- a handle: join
   function(ctx) return ctx.a end,
   function(ctx) return ctx.b end,
   function(ctx) return ctx.u end,
@@ -260,6 +263,26 @@ local ACTIONS = {
     local v = ctx.pick({ "task error", { "table error" }, nil, 7 })
     error(v, 0)
   end,
+  function(ctx)                                     -- join anyone, itself included (raises)
+    if #ctx.handles > 0 then
+      local h = ctx.pick(ctx.handles)
+      pcall(h.join, h, ctx.pick({ nil, 0, 0.002, -1, "x", 0 / 0 }))
+    end
+  end,
+  function(ctx)                                     -- bounded / rendezvous channel calls
+    ctx.btx:settimeout(ctx.pick({ 0, 0.002, -1, nil }))
+    pcall(ctx.btx.send, ctx.btx, ctx.pick({ 1, "m", nil }))
+  end,
+  function(ctx)
+    ctx.brx:settimeout(ctx.pick({ 0, 0.002, -1, nil }))
+    pcall(ctx.brx.receive, ctx.brx)
+  end,
+  function(ctx) if ctx.r(6) == 1 then ctx.pick({ ctx.btx, ctx.brx }):close() end end,
+  function(ctx)                                     -- an error handler, or none; it may raise
+    cosock.set_error_handler(ctx.pick({
+      false, function() end, function(e) error(e, 0) end, function() error({ "from the handler" }) end,
+    }) or nil)
+  end,
 }
 
 function spawn_task(ctx, why)
@@ -321,6 +344,7 @@ function F.sequence(seed)
   cosock.reset()
   ctx.tx, ctx.rx = channel.new()
   ctx.tx2, ctx.rx2 = channel.new()
+  ctx.btx, ctx.brx = channel.new(ctx.pick({ 0, 1, 2 }))
   ctx.u = assert(socket.udp())
   assert(ctx.u:setsockname("127.0.0.1", 0))
   ctx.closers[#ctx.closers + 1] = ctx.u
