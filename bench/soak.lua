@@ -8,9 +8,10 @@
 --     every 11th closes without reading its answers (a reset for the server);
 --   - channel pipelines: a producer, a consumer with select and a timeout;
 --   - sleepers with random short sleeps, a canceller that cancels some;
---   - a task raising an error now and then: run() raises it, the driver counts
---     it and calls run() again (with an error handler, when the loop has one,
---     those errors go through it instead: see doc/reliability.md).
+--   - a task raising an error now and then, through the error handler
+--     (cosock.set_error_handler), which counts it; and a joiner for each
+--     erroring task, which must get the error back from join; an error
+--     handler that meets an unexpected error lets it end run.
 -- Every REPORT_EVERY seconds (default 5) it prints one line: RSS, Lua heap
 -- after a full collection, open fds, live tasks, and the counts so far. At
 -- the end it compares the last line with the one at a fifth of the run (the
@@ -28,7 +29,7 @@ local EVERY = tonumber(arg and arg[2]) or 5
 local CLIENTS_PER_SECOND = 200
 local LIMIT = 2 -- seconds: every socket wait has this timeout
 
-local counts = { conns = 0, lines = 0, msgs = 0, cancels = 0, errors = 0, resets = 0 }
+local counts = { conns = 0, lines = 0, msgs = 0, cancels = 0, errors = 0, joined = 0, resets = 0 }
 local started = core.monotime()
 local stop = false
 local cancellable = {} -- handles a canceller may pick (weak: finished ones go)
@@ -149,7 +150,16 @@ cosock.spawn(function()
     k = k + 1
     local h = cosock.spawn(function() socket.sleep(0.001 * (k % 20)) end, "sleeper")
     if k % 3 == 0 then cancellable[h] = true end
-    if k % 100 == 0 then cosock.spawn(function() error("soak: planned error " .. k) end, "erroring") end
+    if k % 100 == 0 then
+      local e = cosock.spawn(function() error("soak: planned error " .. k) end, "erroring")
+      cosock.spawn(function()
+        local ok, err = e:join(LIMIT)
+        if ok ~= false or not tostring(err):find("soak: planned error", 1, true) then
+          error("soak: join of an erroring task gave " .. tostring(ok) .. ", " .. tostring(err))
+        end
+        counts.joined = counts.joined + 1
+      end, "joiner")
+    end
     socket.sleep(0.002)
   end
 end, "sleeper starter")
@@ -173,9 +183,9 @@ local function report()
     fds = open_fds(), tasks = st.tasks,
   }
   lines[#lines + 1] = r
-  print(("%6.0fs  rss %7d KiB  lua %8.0f KiB  fds %4d  tasks %4d  | conns %d lines %d msgs %d cancels %d errors %d resets %d")
+  print(("%6.0fs  rss %7d KiB  lua %8.0f KiB  fds %4d  tasks %4d  | conns %d lines %d msgs %d cancels %d errors %d joined %d resets %d")
     :format(r.t, r.rss, r.heap, r.fds, r.tasks, counts.conns, counts.lines, counts.msgs,
-      counts.cancels, counts.errors, counts.resets))
+      counts.cancels, counts.errors, counts.joined, counts.resets))
   io.stdout:flush()
 end
 cosock.spawn(function()
@@ -187,15 +197,14 @@ cosock.spawn(function()
 end, "reporter")
 
 print(("soak: %d s, a line every %d s (pid %d)"):format(DURATION, EVERY, PID))
-while true do
-  local ok, err = pcall(cosock.run)
-  if ok then break end
-  if tostring(err):find("soak: planned error", 1, true) then
-    counts.errors = counts.errors + 1
-  else
-    print("soak: unexpected error out of run: " .. tostring(err))
-    os.exit(1)
-  end
+cosock.set_error_handler(function(err)
+  if not tostring(err):find("soak: planned error", 1, true) then error(err, 0) end
+  counts.errors = counts.errors + 1
+end)
+local ok, err = pcall(cosock.run)
+if not ok then
+  print("soak: unexpected error out of run: " .. tostring(err))
+  os.exit(1)
 end
 local st = core.stats()
 assert(st.tasks == 0 and st.fds == 0 and st.timers == 0, "the loop is not empty at the end")
