@@ -1,13 +1,13 @@
 -- The state dump a stalled loop prints to standard output, in cosock 0.2.0's
 -- shape: the DUMP STATE banners, the "threads woken in last turn" and "not
 -- woken" sections, and per task its name, traceback, recvt/sendt counts,
--- timeout and last wake. Run in a child lua5.3 so that the real standard output
+-- timeout and last wake. Run in a child Lua so that the real standard output
 -- is read (the dump uses the print there was when cosock loaded, as cosock's
 -- does, so replacing print later does not silence it).
 
+local child = require "spec.support.child"
+
 local CHILD = [=[
-package.path = %q
-package.cpath = %q
 local cosock = require "cosock"
 print = function() end -- too late: the dump keeps cosock's own print
 local _, rx1 = cosock.channel.new()
@@ -19,14 +19,7 @@ io.write("ok=", tostring(ok), "\n", "error=", (tostring(err):gsub("\n", "|")), "
 ]=]
 
 local function run_child()
-  local script = os.tmpname()
-  local f = assert(io.open(script, "w"))
-  f:write(CHILD:format(package.path, package.cpath))
-  f:close()
-  local p = io.popen(require("spec.support.interpreter") .. " " .. script .. " 2>&1")
-  local out = p:read("a")
-  p:close()
-  os.remove(script)
+  local out = child.run(CHILD)
   local lines = {}
   for line in out:gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
   return lines, out

@@ -4,9 +4,9 @@
 -- ("threads not woken in last turn (M)"). Run in a child process: the dump
 -- goes to standard output with the print captured when cosock loaded.
 
+local child = require "spec.support.child"
+
 local CHILD = [=[
-package.path = %q
-package.cpath = %q
 local cosock = require "cosock"
 local _, rx1 = cosock.channel.new()
 local _, rx2 = cosock.channel.new()
@@ -24,14 +24,7 @@ print("late=" .. cos.late)
 
 describe("the stall dump", function()
   it("names each task's coroutine and splits woken from not woken", function()
-    local script = os.tmpname()
-    local f = assert(io.open(script, "w"))
-    f:write(CHILD:format(package.path, package.cpath))
-    f:close()
-    local p = io.popen(require("spec.support.interpreter") .. " " .. script .. " 2>&1")
-    local out = p:read("a")
-    p:close()
-    os.remove(script)
+    local out = child.run(CHILD)
     local early, late = out:match("early=(thread: 0x%x+)"), out:match("late=(thread: 0x%x+)")
     assert.is_not_nil(early, out)
     assert.is_not_nil(late, out)

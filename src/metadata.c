@@ -44,7 +44,8 @@ static void push_one(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_setfield(L, -2, "last_wake");
 }
 
-int cn_get_thread_metadata(lua_State *L) {
+/* Pushes a list with push(t) of every live task, in slot order. */
+static int list_tasks(lua_State *L, void (*push)(lua_State *, cn_loop *, cn_task *)) {
   cn_loop *lp = cn_loop_get(L);
   int slot, n = 0;
   lua_createtable(L, cn_tasks_live(lp), 0);
@@ -52,10 +53,14 @@ int cn_get_thread_metadata(lua_State *L) {
     cn_task *t = cn_task_get(lp, slot);
     if (t == NULL) continue;
     luaL_checkstack(L, 8, NULL);
-    push_one(L, lp, t);
+    push(L, lp, t);
     lua_rawseti(L, -2, ++n);
   }
   return 1;
+}
+
+int cn_get_thread_metadata(lua_State *L) {
+  return list_tasks(L, push_one);
 }
 
 /* Pushes the list of what t waits on: { {kind = "recvr"|"sendr", obj = ...}, ... }.
@@ -98,26 +103,20 @@ static void push_waits(lua_State *L, cn_loop *lp, cn_task *t) {
  * the program still has it>} per live task: woken when
  * the last pass resumed it. For the stall dump, which prints them as cosock
  * 0.2.0 does, and the report after the stall's first line. */
+static void push_state(lua_State *L, cn_loop *lp, cn_task *t) {
+  lua_createtable(L, 0, 5);
+  cn_task_push_co(L, t);
+  lua_setfield(L, -2, "co");
+  lua_pushboolean(L, cn_woken_last_pass(lp, t));
+  lua_setfield(L, -2, "woken");
+  push_one(L, lp, t);
+  lua_setfield(L, -2, "info");
+  push_waits(L, lp, t);
+  lua_setfield(L, -2, "waits");
+  cn_task_push_handle(L, lp, t->slot);         /* nil once the program dropped it */
+  lua_setfield(L, -2, "handle");
+}
+
 int cn_thread_states(lua_State *L) {
-  cn_loop *lp = cn_loop_get(L);
-  int slot, n = 0;
-  lua_createtable(L, cn_tasks_live(lp), 0);
-  for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
-    cn_task *t = cn_task_get(lp, slot);
-    if (t == NULL) continue;
-    luaL_checkstack(L, 8, NULL);
-    lua_createtable(L, 0, 3);
-    cn_task_push_co(L, t);
-    lua_setfield(L, -2, "co");
-    lua_pushboolean(L, cn_woken_last_pass(lp, t));
-    lua_setfield(L, -2, "woken");
-    push_one(L, lp, t);
-    lua_setfield(L, -2, "info");
-    push_waits(L, lp, t);
-    lua_setfield(L, -2, "waits");
-    cn_task_push_handle(L, lp, t->slot);       /* nil once the program dropped it */
-    lua_setfield(L, -2, "handle");
-    lua_rawseti(L, -2, ++n);
-  }
-  return 1;
+  return list_tasks(L, push_state);
 }
