@@ -63,6 +63,10 @@ typedef struct cn_task {
   double timeout;           /* the last yielded timeout, for metadata */
   /* run.c */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
+  /* run.c, through accounting.h (task.c zeroes them when the task starts) */
+  lua_Integer resumes;      /* times the loop resumed it */
+  int64_t busy_ns;          /* time spent on it, while accounting is on */
+  uint64_t allocated;       /* bytes allocated while it ran */
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
 } cn_task;
