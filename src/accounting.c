@@ -1,0 +1,81 @@
+/* accounting: cosock.set_accounting, the accounting fields of
+ * get_thread_metadata and stats, and the counting allocator's install (see
+ * accounting.h for what is counted where). */
+#include "config.h"
+
+#include <lauxlib.h>
+
+#include "accounting.h"
+#include "run.h"
+
+/* Seconds from nanoseconds. */
+static lua_Number secs(int64_t ns) { return (lua_Number)ns / 1e9; }
+
+/* set_accounting(on) -> the previous setting. While on, every task's busy
+ * time and the loop's own are measured (one clock read per resume). */
+static int l_set_accounting(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int was = lp->acct.on;
+  if (lua_type(L, 1) != LUA_TBOOLEAN)
+    return luaL_error(L, "bad argument #1 to 'set_accounting' (boolean expected, got %s)",
+                      luaL_typename(L, 1));
+  lp->acct.on = lua_toboolean(L, 1);
+  /* Turned on inside a turn: its time counts from now. */
+  if (lp->acct.on && !was) lp->acct.mark_ns = cn_acct_now();
+  lua_pushboolean(L, was);
+  return 1;
+}
+
+void cn_acct_open(lua_State *L, cn_loop *lp) {
+  lp->acct.alloc = cn_alloc_count_install(L);
+  if (lp->acct.alloc == NULL) luaL_error(L, "cosock: out of memory");
+  lp->acct.mark_bytes = lp->acct.alloc->bytes;
+  lua_pushvalue(L, -2);                        /* loop, module, loop */
+  lua_pushcclosure(L, l_set_accounting, 1);
+  lua_setfield(L, -2, "set_accounting");
+}
+
+void cn_acct_reset(cn_loop *lp) {
+  lp->acct.loop_ns = 0;
+  lp->acct.passes = lp->acct.polls = 0;
+}
+
+/* What the owner has run up since the mark and no mark has added yet (when
+ * asked from inside a turn, or from the loop itself). */
+static int64_t pending_ns(cn_loop *lp) {
+  return lp->acct.on && cn_running(lp) ? cn_acct_now() - lp->acct.mark_ns : 0;
+}
+static uint64_t pending_bytes(cn_loop *lp) {
+  return cn_running(lp) ? lp->acct.alloc->bytes - lp->acct.mark_bytes : 0;
+}
+
+void cn_acct_push_task(lua_State *L, cn_loop *lp, cn_task *t) {
+  int own = cn_running(lp) && lp->acct.owner == t;
+  lua_pushinteger(L, t->resumes);
+  lua_setfield(L, -2, "resumes");
+  lua_pushinteger(L, (lua_Integer)(t->allocated + (own ? pending_bytes(lp) : 0)));
+  lua_setfield(L, -2, "allocated");
+  if (lp->acct.on) {
+    lua_pushnumber(L, secs(t->busy_ns + (own ? pending_ns(lp) : 0)));
+    lua_setfield(L, -2, "busy");
+  }
+}
+
+void cn_acct_push_stats(lua_State *L, cn_loop *lp) {
+  int running = cn_current_slot(lp) >= 0;
+  /* Ready: the ready list and what this pass has yet to resume. */
+  int ready = lp->tasks.lists[L_A].n + lp->tasks.lists[L_B].n;
+  int parked = cn_tasks_live(lp) - ready - running;
+  lua_pushinteger(L, ready);
+  lua_setfield(L, -2, "ready");
+  lua_pushinteger(L, parked > 0 ? parked : 0);
+  lua_setfield(L, -2, "parked");
+  lua_pushinteger(L, (lua_Integer)lp->acct.passes);
+  lua_setfield(L, -2, "passes");
+  lua_pushinteger(L, (lua_Integer)lp->acct.polls);
+  lua_setfield(L, -2, "polls");
+  if (lp->acct.on) {
+    lua_pushnumber(L, secs(lp->acct.loop_ns + (lp->acct.owner == NULL ? pending_ns(lp) : 0)));
+    lua_setfield(L, -2, "busy");
+  }
+}
