@@ -1,6 +1,6 @@
-/* accounting: cosock.set_accounting, the accounting fields of
- * get_thread_metadata and stats, and the counting allocator's install (see
- * accounting.h for what is counted where). */
+/* accounting: cosock.set_accounting, and the accounting fields of
+ * get_thread_metadata and stats (see accounting.h for what is counted
+ * where). */
 #include "config.h"
 
 #include <lauxlib.h>
@@ -12,24 +12,29 @@
 static lua_Number secs(int64_t ns) { return (lua_Number)ns / 1e9; }
 
 /* set_accounting(on) -> the previous setting. While on, every task's busy
- * time and the loop's own are measured (one clock read per resume). */
+ * time and allocated bytes, and the loop's own busy time, are measured. The
+ * first time it is turned on it wraps the state's allocator (may raise a
+ * memory error, before anything changed). */
 static int l_set_accounting(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int was = lp->acct.on;
   if (lua_type(L, 1) != LUA_TBOOLEAN)
     return luaL_error(L, "bad argument #1 to 'set_accounting' (boolean expected, got %s)",
                       luaL_typename(L, 1));
+  if (lua_toboolean(L, 1) && !was) {
+    if (lp->acct.alloc == NULL && (lp->acct.alloc = cn_alloc_count_install(L)) == NULL)
+      return luaL_error(L, "cosock: out of memory");
+    /* Counted from now: the rest of the current turn is its task's. */
+    lp->acct.owner = cn_running(lp) ? cn_task_get(lp, cn_current_slot(lp)) : NULL;
+    lp->acct.mark_ns = cn_acct_now();
+    lp->acct.mark_bytes = lp->acct.alloc->bytes;
+  }
   lp->acct.on = lua_toboolean(L, 1);
-  /* Turned on inside a turn: its time counts from now. */
-  if (lp->acct.on && !was) lp->acct.mark_ns = cn_acct_now();
   lua_pushboolean(L, was);
   return 1;
 }
 
-void cn_acct_open(lua_State *L, cn_loop *lp) {
-  lp->acct.alloc = cn_alloc_count_install(L);
-  if (lp->acct.alloc == NULL) luaL_error(L, "cosock: out of memory");
-  lp->acct.mark_bytes = lp->acct.alloc->bytes;
+void cn_acct_open(lua_State *L) {
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   lua_pushcclosure(L, l_set_accounting, 1);
   lua_setfield(L, -2, "set_accounting");
@@ -41,23 +46,23 @@ void cn_acct_reset(cn_loop *lp) {
 }
 
 /* What the owner has run up since the mark and no mark has added yet (when
- * asked from inside a turn, or from the loop itself). */
+ * asked from inside a turn, or from the loop itself). Only while on. */
 static int64_t pending_ns(cn_loop *lp) {
-  return lp->acct.on && cn_running(lp) ? cn_acct_now() - lp->acct.mark_ns : 0;
+  return cn_running(lp) ? cn_acct_now() - lp->acct.mark_ns : 0;
 }
 static uint64_t pending_bytes(cn_loop *lp) {
   return cn_running(lp) ? lp->acct.alloc->bytes - lp->acct.mark_bytes : 0;
 }
 
 void cn_acct_push_task(lua_State *L, cn_loop *lp, cn_task *t) {
-  int own = cn_running(lp) && lp->acct.owner == t;
   lua_pushinteger(L, t->resumes);
   lua_setfield(L, -2, "resumes");
-  lua_pushinteger(L, (lua_Integer)(t->allocated + (own ? pending_bytes(lp) : 0)));
-  lua_setfield(L, -2, "allocated");
   if (lp->acct.on) {
+    int own = cn_running(lp) && lp->acct.owner == t;
     lua_pushnumber(L, secs(t->busy_ns + (own ? pending_ns(lp) : 0)));
     lua_setfield(L, -2, "busy");
+    lua_pushinteger(L, (lua_Integer)(t->allocated + (own ? pending_bytes(lp) : 0)));
+    lua_setfield(L, -2, "allocated");
   }
 }
 

@@ -1,8 +1,10 @@
 /* alloc_count: a counting wrapper around the Lua state's allocator, so that
  * the loop can tell how many bytes were handed out while a task ran
- * (accounting.h takes the differences). Installed once per state when the
- * module loads (lua_setallocf) and never taken out: it wraps whatever
- * allocator the state had then, and another library may wrap it in turn.
+ * (accounting.h takes the differences). Installed once per state, when
+ * set_accounting(true) is first called (lua_setallocf), and never taken out:
+ * it wraps whatever allocator the state had then (the blocks made before
+ * go back to it through the wrapper), and another library may wrap it in
+ * turn.
  * Its record lives as long as the state: lua_close's very last call is the
  * free of the main thread's block, and just before passing that call on the
  * wrapper frees its record through the allocator it wraps. (A wrapper

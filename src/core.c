@@ -134,7 +134,7 @@ int luaopen_cosock_core(lua_State *L) {
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_run_open(L, lp);
-  cn_acct_open(L, lp);                         /* wraps the state's allocator */
+  cn_acct_open(L);
   cn_wd_open(L, lp);
   cn_park_open(L, lp);
   cn_waiters_open(L);

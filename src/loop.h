@@ -74,7 +74,7 @@ typedef struct cn_loop {
   /* accounting.c: the loop's totals, and whom the time and the bytes since
    * the last mark belong to. run.c marks through accounting.h. */
   struct {
-    struct cn_alloc_count *alloc; /* the state's counting allocator (alloc_count.c) */
+    struct cn_alloc_count *alloc; /* the state's counting allocator (alloc_count.c), once on */
     int on;                   /* set_accounting(true): each mark reads the clock */
     struct cn_task *owner;    /* the task resumed since the mark; NULL: the loop */
     int64_t mark_ns;          /* the clock at the mark (while on) */
