@@ -99,6 +99,39 @@ describe("accounting", function()
       L.assert_clean()
     end)
 
+    it("counts the setwaker calls of a task's objects in its turn", function()
+      cosock.set_accounting(true)
+      local kept
+      local heavy = {
+        setwaker = function(_, _, fn)
+          if fn then kept = string.rep("s", MB) spin(1e6) end
+        end,
+      }
+      local m
+      cosock.spawn(function()
+        L.pass()
+        L.pass()
+        m = { waiter = entry("waiter"), idle = entry("idle") }
+      end, "reader")
+      cosock.spawn(function() coroutine.yield({ heavy }, nil, 0) L.pass() end, "waiter")
+      cosock.spawn(function() L.pass() L.pass() end, "idle")
+      cosock.run()
+      assert.is_true(m.waiter.allocated >= MB, tostring(m.waiter.allocated))
+      assert.is_true(m.waiter.busy > m.idle.busy)
+      assert(#kept == MB)
+    end)
+
+    it("counts nothing the error handler allocates", function()
+      cosock.set_accounting(true)
+      local after
+      cosock.set_error_handler(function() _G.__spec_big = string.rep("e", MB) end)
+      cosock.spawn(function() error("fails", 0) end, "failing") -- the handler runs before other's turn
+      cosock.spawn(function() L.pass() after = entry("other").allocated end, "other")
+      cosock.run()
+      _G.__spec_big = nil
+      assert.is_true(after < MB, tostring(after))
+    end)
+
     it("counts nothing a program allocates outside run", function()
       cosock.set_accounting(true)
       local got

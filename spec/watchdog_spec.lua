@@ -291,6 +291,121 @@ print("done")
     assert.is_nil(debug.gethook(co))
   end)
 
+  it("sets no hook when no watchdog is set", function()
+    local hook = "unset"
+    cosock.spawn(function() hook = debug.gethook() end, "t")
+    cosock.run()
+    assert.is_nil(hook)
+  end)
+
+  it("does not watch the setwaker calls the loop makes for a task", function()
+    cosock.set_watchdog(0.01, "error", reporter)
+    local slow = { setwaker = function(_, _, fn) if fn then spin_for(0.05) end end }
+    local h = cosock.spawn(function() coroutine.yield({ slow }, nil, 0) end, "waits")
+    cosock.run()
+    assert.equal(0, #reports)
+    assert.is_false(h:is_alive())
+  end)
+
+  it("catches time spent in a coroutine made outside the task at the next look in the task", function()
+    local outside = coroutine.create(function() spin_for(0.05) end)
+    cosock.set_watchdog(0.01, nil, reporter)
+    cosock.spawn(function()
+      coroutine.resume(outside)                -- not watched while it runs
+      local x = 0
+      for i = 1, 5000 do x = x + i end         -- the task's own instructions
+      return x
+    end, "resumer")
+    cosock.run()
+    assert.equal(1, #reports)
+    assert.equal("resumer", reports[1].name)
+    assert.is_true(reports[1].seconds >= 0.01)
+  end)
+
+  describe("changed while a task runs", function()
+    it("a new limit set by a watched task counts from the start of its turn", function()
+      cosock.set_watchdog(60, nil, reporter)
+      cosock.spawn(function()
+        spin_for(0.02)
+        cosock.set_watchdog(0.01, nil, reporter)
+        spin_until(function() return #reports > 0 end)
+      end, "t")
+      cosock.run()
+      assert.equal(1, #reports)
+      assert.equal(0.01, reports[1].limit)
+    end)
+
+    it("nil turns it off for the rest of the current turn too", function()
+      cosock.set_watchdog(0.01, "error", reporter)
+      local finished
+      cosock.spawn(function()
+        cosock.set_watchdog(nil)
+        spin_for(0.05)
+        finished = true
+      end, "t")
+      cosock.run()
+      assert.is_true(finished)
+      assert.equal(0, #reports)
+    end)
+
+    it("a task that sets one while none was set is watched from its next turn", function()
+      local first_done
+      cosock.spawn(function()
+        cosock.set_watchdog(0.01, nil, reporter)
+        spin_for(0.05)                         -- this turn is not watched
+        first_done = #reports
+        L.pass()
+        spin_until(function() return #reports > 0 end)
+      end, "t")
+      cosock.run()
+      assert.equal(0, first_done)
+      assert.equal(1, #reports)
+    end)
+  end)
+
+  describe("the reporter", function()
+    it("raises in the task what it raises", function()
+      cosock.set_watchdog(0.01, "report", function() error("reporter says no", 0) end)
+      local ok, err
+      cosock.spawn(function() ok, err = pcall(spin_until, function() return false end) end, "t")
+      cosock.run()
+      assert.is_false(ok)
+      assert.equal("reporter says no", err)
+    end)
+
+    it("cannot yield: that is an error in the task", function()
+      cosock.set_watchdog(0.01, "report", function() coroutine.yield() end)
+      local ok, err
+      cosock.spawn(function() ok, err = pcall(spin_until, function() return false end) end, "t")
+      cosock.run()
+      assert.is_false(ok)
+      assert.is_true(L.has(err, "yield"), err)
+    end)
+
+    it("may read the metadata and stats, spawn, cancel and turn the watchdog off", function()
+      local seen = {}
+      local victim = cosock.spawn(function() L.yield(nil, nil, 60) end, "victim")
+      cosock.set_watchdog(0.01, "error", function(r)
+        seen.meta = #cosock.get_thread_metadata()
+        seen.tasks = cosock.stats().tasks
+        cosock.spawn(function() seen.spawned = true end, "spawned")
+        victim:cancel()
+        cosock.set_watchdog(nil)
+        seen.name = r.name
+      end)
+      local finished
+      cosock.spawn(function()
+        spin_until(function() return seen.name ~= nil end)
+        finished = true                        -- turned off before the error: none raised
+      end, "hog")
+      cosock.run()
+      assert.same({ meta = 2, tasks = 2, spawned = true, name = "hog" }, seen)
+      assert.is_true(finished)
+      assert.is_false(victim:is_alive())
+      L.assert_clean()
+    end)
+  end)
+
   describe("bad arguments", function()
     local function fails(msg, ...)
       local ok, err = pcall(cosock.set_watchdog, ...)
@@ -319,6 +434,14 @@ print("done")
     it("reporter: a function or nil", function()
       fails("bad argument #3 to 'set_watchdog' (function or nil expected, got string)", 1, "error", "f")
       fails("bad argument #3 to 'set_watchdog' (function or nil expected, got table)", 1, nil, {})
+    end)
+
+    it("accepts a limit of more than a year (taken as a year, so no overflow)", function()
+      assert.has_no.errors(function() cosock.set_watchdog(1e12) end)
+      cosock.set_watchdog(1e12, nil, reporter)
+      cosock.spawn(function() L.pass() end, "t")
+      cosock.run()
+      assert.equal(0, #reports)
     end)
 
     it("a refused call changes nothing", function()
