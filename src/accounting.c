@@ -29,6 +29,8 @@ static int l_set_accounting(lua_State *L) {
     lp->acct.mark_ns = cn_acct_now();
     lp->acct.mark_bytes = lp->acct.alloc->bytes;
   }
+  /* Turned off: what the owner ran up since the mark is still its own. */
+  if (!lua_toboolean(L, 1) && was && cn_running(lp)) cn_acct_mark(lp, lp->acct.owner);
   lp->acct.on = lua_toboolean(L, 1);
   lua_pushboolean(L, was);
   return 1;
