@@ -69,12 +69,8 @@ void cn_acct_push_task(lua_State *L, cn_loop *lp, cn_task *t) {
 }
 
 void cn_acct_push_stats(lua_State *L, cn_loop *lp) {
-  int running = cn_current_slot(lp) >= 0;
-  /* Ready: the ready list and what this pass has yet to resume. */
-  int ready = lp->tasks.lists[L_A].n + lp->tasks.lists[L_B].n;
-  int parked = cn_tasks_live(lp) - ready - running;
-  lua_pushinteger(L, ready);
-  lua_setfield(L, -2, "ready");
+  /* Neither ready nor parked: the task being resumed. */
+  int parked = cn_tasks_live(lp) - cn_tasks_runnable(lp) - (cn_current_slot(lp) >= 0);
   lua_pushinteger(L, parked > 0 ? parked : 0);
   lua_setfield(L, -2, "parked");
   lua_pushinteger(L, (lua_Integer)lp->acct.passes);

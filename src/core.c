@@ -75,7 +75,7 @@ static int l_stats(lua_State *L) {
   lua_createtable(L, 0, 9);
   lua_pushinteger(L, cn_tasks_live(lp));
   lua_setfield(L, -2, "tasks");
-  lua_pushinteger(L, cn_tasks_ready(lp));
+  lua_pushinteger(L, cn_tasks_runnable(lp));
   lua_setfield(L, -2, "ready");
   lua_pushinteger(L, cn_timers_armed(lp));
   lua_setfield(L, -2, "timers");
@@ -83,7 +83,7 @@ static int l_stats(lua_State *L) {
   lua_setfield(L, -2, "fds");
   lua_pushstring(L, cn_fd_backend(lp));
   lua_setfield(L, -2, "backend");
-  cn_acct_push_stats(L, lp);                   /* parked, passes, polls, busy; ready */
+  cn_acct_push_stats(L, lp);                   /* parked, passes, polls, busy */
   return 1;
 }
 

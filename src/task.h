@@ -83,6 +83,11 @@ static inline int cn_tasks_live(const cn_loop *lp) { return lp->tasks.live; }
 static inline int cn_tasks_ready(const cn_loop *lp) {
   return lp->tasks.lists[lp->tasks.ready].n;
 }
+/* Tasks to resume without waiting: the ready list and what the current pass
+ * has still to resume (the wake list). */
+static inline int cn_tasks_runnable(const cn_loop *lp) {
+  return lp->tasks.lists[L_A].n + lp->tasks.lists[L_B].n;
+}
 /* One past the highest slot ever used (for a walk over every task). */
 static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }
 
