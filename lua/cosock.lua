@@ -56,6 +56,11 @@ end
 m.reset = core.reset
 m.get_thread_metadata = core.get_thread_metadata
 m.set_error_handler = core.set_error_handler
+-- Additions (doc/accounting-and-watchdog.md): the loop's totals, the switch
+-- for busy times, and the watchdog for tasks that hog the loop.
+m.stats = core.stats
+m.set_accounting = core.set_accounting
+m.set_watchdog = core.set_watchdog
 
 m.socket = require "cosock.socket"
 m.channel = require "cosock.channel"

@@ -10,6 +10,7 @@
 
 #include <lauxlib.h>
 
+#include "accounting.h"
 #include "channel.h"
 #include "handle.h"
 #include "lib/clock.h"
@@ -20,6 +21,7 @@
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
+#include "watchdog.h"
 #include "wrapper.h"
 
 #define LOOP_MT "cosock.loop"
@@ -58,18 +60,22 @@ static int l_reset(lua_State *L) {
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
   cn_tobj_reset(L, lp, 5);                     /* cannot fail */
   cn_run_reset(L, lp);
+  cn_acct_reset(lp);
+  cn_wd_reset(L, lp);
   return 0;
 }
 
-/* stats() -> {tasks, ready, timers, fds, backend}: live tasks, tasks ready for
- * the next pass, armed timers, fds some task waits on, the poller in use. For
- * tests (nothing left behind) and benchmarks. */
+/* stats() -> {tasks, ready, parked, timers, fds, backend, passes, polls,
+ * busy}: live tasks, tasks to resume without waiting (the rest of this pass
+ * and the next), parked tasks, armed timers, fds some task waits on, the
+ * poller in use, and accounting.c's totals (cosock.stats is this). For
+ * tests (nothing left behind), benchmarks and programs. */
 static int l_stats(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 9);
   lua_pushinteger(L, cn_tasks_live(lp));
   lua_setfield(L, -2, "tasks");
-  lua_pushinteger(L, cn_tasks_ready(lp));
+  lua_pushinteger(L, cn_tasks_runnable(lp));
   lua_setfield(L, -2, "ready");
   lua_pushinteger(L, cn_timers_armed(lp));
   lua_setfield(L, -2, "timers");
@@ -77,6 +83,7 @@ static int l_stats(lua_State *L) {
   lua_setfield(L, -2, "fds");
   lua_pushstring(L, cn_fd_backend(lp));
   lua_setfield(L, -2, "backend");
+  cn_acct_push_stats(L, lp);                   /* parked, passes, polls, busy */
   return 1;
 }
 
@@ -93,6 +100,7 @@ static int loop_gc(lua_State *L) {
   cn_waiters_free(L, lp);
   cn_park_free(L, lp);
   cn_run_free(L, lp);
+  cn_wd_free(L, lp);
   cn_handle_free(L, lp);
   return 0;
 }
@@ -128,6 +136,8 @@ int luaopen_cosock_core(lua_State *L) {
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_run_open(L, lp);
+  cn_acct_open(L);
+  cn_wd_open(L, lp);
   cn_park_open(L, lp);
   cn_waiters_open(L);
   cn_wrapper_open(L);

@@ -31,6 +31,7 @@
 
 struct cn_task;
 struct cn_tobj;
+struct cn_alloc_count;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -78,6 +79,31 @@ typedef struct cn_loop {
     int r_hook;               /* registry: the stall hook */
     int r_errh;               /* registry: the error handler, or nil */
   } run;
+
+  /* accounting.c: the loop's totals, and whom the time and the bytes since
+   * the last mark belong to. run.c marks through accounting.h. */
+  struct {
+    struct cn_alloc_count *alloc; /* the state's counting allocator (alloc_count.c), once on */
+    int on;                   /* set_accounting(true): each mark reads the clock */
+    struct cn_task *owner;    /* the task resumed since the mark; NULL: the loop */
+    int64_t mark_ns;          /* the clock at the mark (while on) */
+    uint64_t mark_bytes;      /* alloc->bytes at the mark */
+    int64_t loop_ns;          /* run's own time, outside tasks and polls (while on) */
+    uint64_t passes, polls;
+  } acct;
+
+  /* watchdog.c: cosock.set_watchdog, and the task it watches now. */
+  struct {
+    int64_t limit_ns;         /* 0: no watchdog */
+    int error;                /* the action is "error" (else "report") */
+    int r_reporter;           /* registry: the reporter, false for standard error */
+    lua_State *co;            /* the coroutine watched now, NULL between resumes */
+    int64_t due_ns;           /* when it is reported next */
+    int64_t start_ns;         /* when its resume began */
+    lua_Hook saved;           /* the hook the program had set on co */
+    int saved_mask, saved_count;
+    struct cn_loop *outer;    /* the loop watched before (another state's, nested) */
+  } wd;
 
   /* park.c: waits being made, and the classes of the project's wrappers. */
   struct {

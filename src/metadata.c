@@ -3,6 +3,7 @@
 
 #include <lauxlib.h>
 
+#include "accounting.h"
 #include "metadata.h"
 #include "run.h"
 #include "park.h"
@@ -23,7 +24,7 @@ static const char *co_status(lua_State *L, lua_State *co) {
 
 static void push_one(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_State *co;
-  lua_createtable(L, 0, 7);                    /* info */
+  lua_createtable(L, 0, 10);                   /* info */
   cn_task_push_name(L, lp, t->slot);
   lua_setfield(L, -2, "name");
   co = t->co;
@@ -42,6 +43,7 @@ static void push_one(lua_State *L, cn_loop *lp, cn_task *t) {
   if (t->last_wake >= 0) lua_pushinteger(L, (lua_Integer)t->last_wake);
   else lua_pushliteral(L, "unknown");
   lua_setfield(L, -2, "last_wake");
+  cn_acct_push_task(L, lp, t);                 /* resumes, allocated, busy */
 }
 
 /* Pushes a list with push(t) of every live task, in slot order. */

@@ -12,6 +12,7 @@
 
 #include <lauxlib.h>
 
+#include "accounting.h"
 #include "compat.h"
 #include "handle.h"
 #include "lib/clock.h"
@@ -20,6 +21,7 @@
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
+#include "watchdog.h"
 
 static int is_resumable(lua_State *co) {
   if (lua_status(co) == LUA_YIELD) return 1;
@@ -93,14 +95,21 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lua_State *co = t->co;
   int status, nres, top = lua_gettop(L), timed_out = t->timed_out, bare;
   int lists = !t->internal; /* an INTERNAL wait never got ready lists */
+  cn_acct_mark(lp, t);                         /* its turn begins */
   lp->run.current = slot;
   if (t->bare) lua_pushnil(L);
   else cn_task_push_record(L, lp, slot);       /* rec or nil */
   /* Clear its timer and take back its wakers before it runs. */
   cn_unpark(L, lp, t, 0, t->bare ? 0 : top + 1);
   t = cn_task_get(lp, slot);
-  if (t == NULL) { lp->run.current = -1; lua_settop(L, top); return; } /* a setwaker cancelled it */
+  if (t == NULL) { /* a setwaker cancelled it */
+    lp->run.current = -1;
+    cn_acct_disown(lp);
+    lua_settop(L, top);
+    return;
+  }
   if (!is_resumable(co)) {                     /* resumed behind the loop's back */
+    cn_acct_disown(lp);
     lua_settop(L, top);
     lp->run.current = -1;
     cn_task_free(L, lp, t);
@@ -130,8 +139,12 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_xmove(L, co, 3);
   }
   lp->run.current_co = co;
+  t->resumes++;
+  cn_wd_watch(lp, co);
   status = cn_resume(co, L, 3, &nres);         /* nres: values yielded or returned */
+  cn_wd_unwatch(lp);
   lp->run.current_co = NULL;
+  if (status != LUA_YIELD) cn_acct_mark(lp, NULL); /* it ended: what follows is the loop's */
   bare = cn_prepark_taken(lp, slot);
   /* From here on an error belongs to the yield or to an object, not to a task
    * being resumed: recovery must not drop the task for it. */
@@ -179,8 +192,10 @@ static int run_passes(lua_State *L) {
     int slot;
     /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
     lp->run.pass++;
+    cn_acct_pass(lp);
     cn_lists_swap(lp);
     while ((slot = cn_wake_pop(lp)) >= 0) resume_one(L, lp, slot);
+    cn_acct_resumes_done(lp);
     /* Steps 5-7, with counts instead of a scan of every thread. */
     if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) break;
     /* Step 8: interest is kept per fd; only drop what ended this pass. */
@@ -202,8 +217,10 @@ static int run_passes(lua_State *L) {
       stall(L, lp);
     /* Steps 12-15. */
     if (timeout == 0 && cn_fd_polled(lp) == 0) continue; /* nothing to poll, no wait */
+    cn_acct_poll_begin(lp);
     if (cn_fd_poll(L, lp, timeout) < 0)
       return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
+    cn_acct_poll_end(lp);
   }
   cn_fd_apply(lp);
   return 0;
@@ -270,7 +287,9 @@ int cn_run(lua_State *L) {
   lp->run.current = -1;
   lp->run.current_co = NULL;
   cn_park_clear(lp);
+  cn_acct_run_begin(lp);
   status = lua_pcall(L, 0, 0, 0);
+  cn_acct_mark(lp, NULL);                      /* (before recovery may drop the task) */
   if (status != LUA_OK) {                      /* still running: its Lua calls cannot run() */
     /* Protected too: whatever recovery raises, running is cleared below and
      * the pass's error is the one raised. */

@@ -63,6 +63,10 @@ typedef struct cn_task {
   /* run.c */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
   unsigned last_pass;       /* the pass that last resumed it (see cn_woken_last_pass) */
+  /* run.c, through accounting.h (task.c zeroes them when the task starts) */
+  lua_Integer resumes;      /* times the loop resumed it */
+  int64_t busy_ns;          /* time spent on it, while accounting is on */
+  uint64_t allocated;       /* bytes allocated while it ran */
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
 } cn_task;
@@ -78,6 +82,11 @@ static inline cn_task *cn_task_get(cn_loop *lp, int slot) {
 static inline int cn_tasks_live(const cn_loop *lp) { return lp->tasks.live; }
 static inline int cn_tasks_ready(const cn_loop *lp) {
   return lp->tasks.lists[lp->tasks.ready].n;
+}
+/* Tasks to resume without waiting: the ready list and what the current pass
+ * has still to resume (the wake list). */
+static inline int cn_tasks_runnable(const cn_loop *lp) {
+  return lp->tasks.lists[L_A].n + lp->tasks.lists[L_B].n;
 }
 /* One past the highest slot ever used (for a walk over every task). */
 static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }

@@ -163,7 +163,34 @@ local function additions(checks)
   end, "joiner")
 end
 
-local SECTIONS = { echo, timers, cancels, erroring, additions }
+
+-- Accounting and the watchdog: busy times on (the first time, this wraps
+-- the state's allocator), a hog reported by a watchdog through a reporter,
+-- then the hog reads its own metadata and the loop's stats.
+local function accounting(checks)
+  local core = require "cosock.core"
+  cosock.set_accounting(true)
+  local reported = false
+  cosock.set_watchdog(0.001, "report", function(r)
+    if r.name == "hog" then reported = true end
+  end)
+  spawn(function()
+    local t0 = core.monotime()
+    while not reported and core.monotime() - t0 < LIMIT do end
+    cosock.set_watchdog(nil)
+    assert(reported, "the watchdog did not report the hog")
+    local me
+    for _, e in ipairs(cosock.get_thread_metadata()) do
+      if e.name == "hog" then me = e end
+    end
+    assert(me and me.resumes == 1 and me.busy > 0 and me.allocated > 0, "no accounting")
+    local st = cosock.stats()
+    assert(st.passes >= 1 and st.busy >= 0, "no loop totals")
+    checks.accounting = true
+  end, "hog")
+end
+
+local SECTIONS = { echo, timers, cancels, erroring, additions, accounting }
 
 function W.run()
   local checks = {}
@@ -171,7 +198,7 @@ function W.run()
   local ok, err = pcall(cosock.run)
   assert(not ok and tostring(err):find("boom", 1, true), "run should raise boom, got: " .. tostring(err))
   cosock.run()
-  assert(checks.echo and checks.timers and checks.cancels and checks.additions,
+  assert(checks.echo and checks.timers and checks.cancels and checks.additions and checks.accounting,
     "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")

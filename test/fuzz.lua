@@ -22,6 +22,8 @@
 --
 -- To fuzz a new feature, add an action to ACTIONS (a task step) or a value
 -- maker to OBJECTS (something a task can yield); see doc/reliability.md.
+-- (The "watchdog" task below is the fuzzer's own time limit for a sequence;
+-- cosock.set_watchdog is fuzzed by the set_watchdog and hog actions.)
 
 local cosock = require "cosock"
 local core = require "cosock.core"
@@ -31,7 +33,7 @@ local channel = cosock.channel
 local F = {}
 
 -- What the sequences did, summed over F.run (printed by the program).
-F.counts = { steps = 0, yields = 0, resumed = 0, run_errors = 0, watchdog = 0 }
+F.counts = { steps = 0, yields = 0, resumed = 0, run_errors = 0, watchdog = 0, reports = 0 }
 local counts = F.counts
 
 local WATCHDOG = 0.05 -- seconds a sequence may run before its tasks are cancelled
@@ -238,10 +240,66 @@ local SOCKET_CALLS = {
   function(ctx) return ctx.tx2:close() end,
   function(ctx) if ctx.r(4) == 1 then return ctx.b:close() end end,
   function() return cosock.get_thread_metadata() end,
+  function() return cosock.stats() end,
 }
+
+-- Accounting and the watchdog (doc/accounting-and-watchdog.md): switches
+-- flipped at random, watchdogs with hostile arguments and reporters that
+-- raise, yield, re-enter the loop or cancel, and tasks that hog the loop
+-- long enough for a 1-2 ms watchdog to fire (in a pcall, or in a coroutine
+-- of their own).
+local WATCHDOG_LIMITS = { 0.001, 0.002, false, 0, -1, "x", 0 / 0, math.huge }
+local WATCHDOG_ACTIONS = { false, "report", "error", "error", "bogus" }
+local REPORTERS = {
+  function() return function() end end,
+  function() return function() end end,
+  function() return function() error("reporter raised", 0) end end,
+  function() return function() coroutine.yield() end end,
+  function() return function() cosock.set_watchdog(nil) end end,
+  function() return function() pcall(cosock.run) end end,
+  function() return function() cosock.get_thread_metadata() end end,
+  function(ctx) return function() spawn_task(ctx, "from reporter") end end,
+  function(ctx)
+    return function() if #ctx.handles > 0 then pcall(ctx.pick(ctx.handles).cancel, ctx.pick(ctx.handles)) end end
+  end,
+  function() return 42 end,                         -- not a function: refused
+}
+
+local function hog(ctx)
+  local s = ctx.pick({ 0.0005, 0.002, 0.004 })
+  local function spin()
+    local t0 = core.monotime()
+    while core.monotime() - t0 < s do end
+  end
+  local how = ctx.r(3)
+  if how == 1 then spin()
+  elseif how == 2 then pcall(spin)
+  else
+    local co = coroutine.create(spin)
+    coroutine.resume(co)
+  end
+end
+
+local function set_watchdog(ctx)
+  local limit, action = ctx.pick(WATCHDOG_LIMITS), ctx.pick(WATCHDOG_ACTIONS)
+  if limit == false then limit = nil end
+  if action == false then action = nil end
+  local reporter = ctx.pick(REPORTERS)(ctx)
+  if type(reporter) == "function" then
+    local inner = reporter
+    reporter = function(r)
+      counts.reports = counts.reports + 1
+      return inner(r)
+    end
+  end
+  pcall(cosock.set_watchdog, limit, action, reporter)
+end
 
 local ACTIONS = {
   hostile_yield, hostile_yield, hostile_yield,
+  function(ctx) pcall(cosock.set_accounting, ctx.r(2) == 1) end,
+  set_watchdog, set_watchdog,
+  hog, hog,
   function(ctx) socket.sleep(ctx.pick({ 0, 0.001, 0.002 })) end,
   function(ctx) pcall(ctx.pick(SOCKET_CALLS), ctx) end,
   function(ctx) pcall(ctx.pick(SOCKET_CALLS), ctx) end,
@@ -359,6 +417,7 @@ function F.sequence(seed)
     ctx.closers[#ctx.closers + 1] = ctx.b
   end, "pair")
   cosock.run()
+  if ctx.r(3) == 1 then set_watchdog(ctx) end     -- (cosock.set_watchdog; reset above cleared it)
   for _ = 1, ctx.r(8) do spawn_task(ctx, "task") end
   -- The watchdog ends the sequence: nothing else can cancel it.
   local started = core.monotime()
@@ -397,6 +456,7 @@ function F.run(first_seed, count)
     for seed = first_seed, first_seed + count - 1 do F.sequence(seed) end
   end)
   _G.print = quiet.print
+  cosock.set_accounting(false)              -- (reset turns the watchdog off, not this)
   if not ok then error(err, 0) end
 end
 
@@ -411,8 +471,9 @@ if arg and arg[0] and arg[0]:match("fuzz%.lua$") then -- run as a program: lua5.
     os.exit(1)
   end
   print(("fuzz: %d sequences from seed %d passed (%.1f s CPU): %d task steps, %d yields, %d resumed,"
-    .. " %d errors out of run, %d ended by the watchdog"):format(count, seed, os.clock() - t0,
-    counts.steps, counts.yields, counts.resumed, counts.run_errors, counts.watchdog))
+    .. " %d errors out of run, %d ended by the watchdog, %d cosock.set_watchdog reports"):format(count, seed,
+    os.clock() - t0, counts.steps, counts.yields, counts.resumed, counts.run_errors, counts.watchdog,
+    counts.reports))
 end
 
 return F

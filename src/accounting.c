@@ -1,0 +1,84 @@
+/* accounting: cosock.set_accounting, and the accounting fields of
+ * get_thread_metadata and stats (see accounting.h for what is counted
+ * where). */
+#include "config.h"
+
+#include <lauxlib.h>
+
+#include "accounting.h"
+#include "run.h"
+
+/* Seconds from nanoseconds. */
+static lua_Number secs(int64_t ns) { return (lua_Number)ns / 1e9; }
+
+/* set_accounting(on) -> the previous setting. While on, every task's busy
+ * time and allocated bytes, and the loop's own busy time, are measured. The
+ * first time it is turned on it wraps the state's allocator (may raise a
+ * memory error, before anything changed). */
+static int l_set_accounting(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int was = lp->acct.on;
+  if (lua_type(L, 1) != LUA_TBOOLEAN)
+    return luaL_error(L, "bad argument #1 to 'set_accounting' (boolean expected, got %s)",
+                      luaL_typename(L, 1));
+  if (lua_toboolean(L, 1) && !was) {
+    if (lp->acct.alloc == NULL && (lp->acct.alloc = cn_alloc_count_install(L)) == NULL)
+      return luaL_error(L, "cosock: out of memory");
+    /* Counted from now: the rest of the current turn is its task's. */
+    lp->acct.owner = cn_running(lp) ? cn_task_get(lp, cn_current_slot(lp)) : NULL;
+    lp->acct.mark_ns = cn_acct_now();
+    lp->acct.mark_bytes = lp->acct.alloc->bytes;
+  }
+  /* Turned off: what the owner ran up since the mark is still its own. */
+  if (!lua_toboolean(L, 1) && was && cn_running(lp)) cn_acct_mark(lp, lp->acct.owner);
+  lp->acct.on = lua_toboolean(L, 1);
+  lua_pushboolean(L, was);
+  return 1;
+}
+
+void cn_acct_open(lua_State *L) {
+  lua_pushvalue(L, -2);                        /* loop, module, loop */
+  lua_pushcclosure(L, l_set_accounting, 1);
+  lua_setfield(L, -2, "set_accounting");
+}
+
+void cn_acct_reset(cn_loop *lp) {
+  lp->acct.loop_ns = 0;
+  lp->acct.passes = lp->acct.polls = 0;
+}
+
+/* What the owner has run up since the mark and no mark has added yet (when
+ * asked from inside a turn, or from the loop itself). Only while on. */
+static int64_t pending_ns(cn_loop *lp) {
+  return cn_running(lp) ? cn_acct_now() - lp->acct.mark_ns : 0;
+}
+static uint64_t pending_bytes(cn_loop *lp) {
+  return cn_running(lp) ? lp->acct.alloc->bytes - lp->acct.mark_bytes : 0;
+}
+
+void cn_acct_push_task(lua_State *L, cn_loop *lp, cn_task *t) {
+  lua_pushinteger(L, t->resumes);
+  lua_setfield(L, -2, "resumes");
+  if (lp->acct.on) {
+    int own = cn_running(lp) && lp->acct.owner == t;
+    lua_pushnumber(L, secs(t->busy_ns + (own ? pending_ns(lp) : 0)));
+    lua_setfield(L, -2, "busy");
+    lua_pushinteger(L, (lua_Integer)(t->allocated + (own ? pending_bytes(lp) : 0)));
+    lua_setfield(L, -2, "allocated");
+  }
+}
+
+void cn_acct_push_stats(lua_State *L, cn_loop *lp) {
+  /* Neither ready nor parked: the task being resumed. */
+  int parked = cn_tasks_live(lp) - cn_tasks_runnable(lp) - (cn_current_slot(lp) >= 0);
+  lua_pushinteger(L, parked > 0 ? parked : 0);
+  lua_setfield(L, -2, "parked");
+  lua_pushinteger(L, (lua_Integer)lp->acct.passes);
+  lua_setfield(L, -2, "passes");
+  lua_pushinteger(L, (lua_Integer)lp->acct.polls);
+  lua_setfield(L, -2, "polls");
+  if (lp->acct.on) {
+    lua_pushnumber(L, secs(lp->acct.loop_ns + (lp->acct.owner == NULL ? pending_ns(lp) : 0)));
+    lua_setfield(L, -2, "busy");
+  }
+}

@@ -1,0 +1,187 @@
+/* watchdog: cosock.set_watchdog(seconds [, action [, reporter]]), and the
+ * count hook that finds a task running too long without yielding (see
+ * watchdog.h and doc/accounting-and-watchdog.md). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "accounting.h"
+#include "run.h"
+#include "task.h"
+#include "watchdog.h"
+
+#define YEAR_NS ((int64_t)365 * 24 * 3600 * 1000000000)
+
+/* The loop whose task runs under the hook now, on this OS thread (a hook
+ * has no upvalues; per thread, for programs with a Lua state per thread). */
+static _Thread_local cn_loop *watching;
+
+static void wd_hook(lua_State *L, lua_Debug *ar);
+
+void cn_wd_watch_(cn_loop *lp, lua_State *co) {
+  lua_Hook h = lua_gethook(co);
+  int64_t now = lp->acct.on ? lp->acct.mark_ns : cn_acct_now(); /* (the turn's mark) */
+  if (h == wd_hook) h = NULL;                  /* copied from the coroutine that made co */
+  lp->wd.saved = h;
+  lp->wd.saved_mask = h ? lua_gethookmask(co) : 0;
+  lp->wd.saved_count = lua_gethookcount(co);
+  lp->wd.start_ns = now;
+  lp->wd.due_ns = now + lp->wd.limit_ns;
+  lp->wd.co = co;
+  lp->wd.outer = watching;
+  watching = lp;
+  lua_sethook(co, wd_hook, lp->wd.saved_mask | LUA_MASKCOUNT, CN_WD_COUNT);
+}
+
+void cn_wd_unwatch_(cn_loop *lp) {
+  lua_State *co = lp->wd.co;
+  /* Unless the program set a hook of its own meanwhile: that one stays. */
+  if (lua_gethook(co) == wd_hook)
+    lua_sethook(co, lp->wd.saved, lp->wd.saved_mask, lp->wd.saved_count);
+  lp->wd.co = NULL;
+  watching = lp->wd.outer;
+  lp->wd.outer = NULL;
+}
+
+/* Pushes "task '<name>' ran <n> s without yielding". */
+static void push_message(lua_State *L, cn_loop *lp, int64_t ran_ns) {
+  char n[32];
+  double s = (double)ran_ns / 1e9;
+  snprintf(n, sizeof n, s < 1000 ? "%.3g" : "%.0f", s);
+  cn_push_label(L, lp, cn_current_slot(lp));   /* 'name', or the coroutine's address */
+  lua_pushfstring(L, "task %s ran %s s without yielding", lua_tostring(L, -1), n);
+  lua_remove(L, -2);
+}
+
+/* Pushes the traceback of the code running in L (level 0 is the function
+ * the hook interrupted), and of the task's own coroutine when L is another
+ * coroutine the task resumed. */
+static void push_traceback(lua_State *L, cn_loop *lp) {
+  luaL_traceback(L, L, NULL, 0);
+  if (L != lp->wd.co) {
+    luaL_traceback(L, lp->wd.co, "in the coroutine of the task that resumed it:", 0);
+    lua_pushliteral(L, "\n");
+    lua_insert(L, -2);
+    lua_concat(L, 3);
+  }
+}
+
+/* The task ran past its due time: report it, then raise in it for the
+ * "error" action. The next report, should it go on (a pcall in the task may
+ * catch the error), comes after another limit. */
+static void fire(lua_State *L, cn_loop *lp, int64_t now) {
+  int slot = cn_current_slot(lp), top;
+  luaL_checkstack(L, 12, NULL);
+  top = lua_gettop(L);
+  lp->wd.due_ns = now + lp->wd.limit_ns;
+  push_message(L, lp, now - lp->wd.start_ns);  /* top+1 */
+  cn_push_ref(L, lp->wd.r_reporter);           /* top+2 */
+  if (lua_isfunction(L, top + 2)) {
+    lua_createtable(L, 0, 7);
+    lua_pushvalue(L, top + 1);
+    lua_setfield(L, -2, "message");
+    cn_task_push_name(L, lp, slot);
+    lua_setfield(L, -2, "name");
+    cn_task_push_handle(L, lp, slot);
+    lua_setfield(L, -2, "handle");
+    lua_pushnumber(L, (lua_Number)(now - lp->wd.start_ns) / 1e9);
+    lua_setfield(L, -2, "seconds");
+    lua_pushnumber(L, (lua_Number)lp->wd.limit_ns / 1e9);
+    lua_setfield(L, -2, "limit");
+    lua_pushstring(L, lp->wd.error ? "error" : "report");
+    lua_setfield(L, -2, "action");
+    push_traceback(L, lp);
+    lua_setfield(L, -2, "traceback");
+    lua_call(L, 1, 0);                         /* its errors are raised in the task */
+  } else {
+    push_traceback(L, lp);
+    fprintf(stderr, "cosock: watchdog: %s\n%s\n", lua_tostring(L, top + 1), lua_tostring(L, -1));
+    fflush(stderr);
+  }
+  if (lp->wd.error && lp->wd.co) {             /* (unless the reporter turned it off) */
+    luaL_where(L, 0);                          /* the interrupted function's line */
+    lua_pushvalue(L, top + 1);
+    lua_concat(L, 2);
+    lua_error(L);
+  }
+  lua_settop(L, top);
+}
+
+static void wd_hook(lua_State *L, lua_Debug *ar) {
+  cn_loop *lp = watching;
+  int mask;
+  if (lp == NULL || lp->wd.co == NULL) {
+    /* A coroutine made inside a watched task (Lua copies the hook into it)
+     * runs outside one: the hook has nothing to do there any more. */
+    lua_sethook(L, NULL, 0, 0);
+    return;
+  }
+  if (ar->event == LUA_HOOKCOUNT && lp->wd.limit_ns) {
+    int64_t now = cn_acct_now();
+    if (now >= lp->wd.due_ns) fire(L, lp, now);
+  }
+  /* The program's own hook still gets the events it asked for. */
+  mask = ar->event == LUA_HOOKTAILCALL ? LUA_MASKCALL : 1 << ar->event;
+  if (lp->wd.saved && (lp->wd.saved_mask & mask)) lp->wd.saved(L, ar);
+}
+
+/* set_watchdog(seconds [, action [, reporter]]): seconds > 0, or nil for
+ * none; action "report" (default) or "error"; reporter a function(report)
+ * or nil for standard error. */
+static int l_set_watchdog(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  lua_Number s = 0;
+  int error = 0;
+  if (!lua_isnoneornil(L, 1)) {
+    if (lua_type(L, 1) != LUA_TNUMBER)
+      return luaL_error(L, "bad argument #1 to 'set_watchdog' (number or nil expected, got %s)",
+                        luaL_typename(L, 1));
+    s = lua_tonumber(L, 1);
+    if (!(s > 0) || isinf(s))
+      return luaL_error(L, "bad argument #1 to 'set_watchdog' (finite number > 0 expected, got %s)",
+                        lua_tostring(L, 1));
+  }
+  if (!lua_isnoneornil(L, 2)) {
+    const char *a = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+    if (a && strcmp(a, "error") == 0) error = 1;
+    else if (a == NULL || strcmp(a, "report") != 0)
+      return luaL_error(L, "bad argument #2 to 'set_watchdog' ('report' or 'error' expected, got %s)",
+                        a ? lua_pushfstring(L, "'%s'", a) : luaL_typename(L, 2));
+  }
+  if (!lua_isnoneornil(L, 3) && lua_type(L, 3) != LUA_TFUNCTION)
+    return luaL_error(L, "bad argument #3 to 'set_watchdog' (function or nil expected, got %s)",
+                      luaL_typename(L, 3));
+  lua_settop(L, 3);
+  if (lua_isnil(L, 3) || s == 0) lua_pushboolean(L, 0); /* a nil would free the registry slot */
+  else lua_pushvalue(L, 3);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->wd.r_reporter); /* an existing slot: no allocation */
+  lp->wd.error = error;
+  lp->wd.limit_ns = s == 0 ? 0 : s * 1e9 >= (double)YEAR_NS ? YEAR_NS : (int64_t)(s * 1e9);
+  if (lp->wd.limit_ns == 0 && s > 0) lp->wd.limit_ns = 1;
+  /* Changed by the task being watched: its run so far counts. */
+  if (lp->wd.co) lp->wd.due_ns = lp->wd.start_ns + lp->wd.limit_ns;
+  return 0;
+}
+
+void cn_wd_reset(lua_State *L, cn_loop *lp) {
+  lp->wd.limit_ns = 0;
+  lp->wd.error = 0;
+  lua_pushboolean(L, 0);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->wd.r_reporter);
+}
+
+void cn_wd_open(lua_State *L, cn_loop *lp) {
+  lua_pushboolean(L, 0);                       /* a registry slot (a nil would not take one) */
+  lp->wd.r_reporter = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, -2);                        /* loop, module, loop */
+  lua_pushcclosure(L, l_set_watchdog, 1);
+  lua_setfield(L, -2, "set_watchdog");
+}
+
+void cn_wd_free(lua_State *L, cn_loop *lp) {
+  cn_unref(L, &lp->wd.r_reporter);
+}

@@ -1,0 +1,35 @@
+/* watchdog: cosock.set_watchdog (watchdog.c owns loop->wd). While a watchdog
+ * is set, run.c has each task's coroutine carry a count hook for the length
+ * of its resume; every CN_WD_COUNT instructions the hook reads the monotonic
+ * clock, and a task that ran past the limit since its resume began is
+ * reported, and with the "error" action interrupted by an error raised where
+ * it runs. Between resumes the coroutine has the hook the program gave it. */
+#ifndef COSOCK_WATCHDOG_H
+#define COSOCK_WATCHDOG_H
+
+#include <lua.h>
+
+#include "loop.h"
+
+/* Instructions between two looks at the clock: a look costs about one clock
+ * read (some 30 ns), a thousand instructions a few microseconds. */
+#define CN_WD_COUNT 1000
+
+void cn_wd_watch_(cn_loop *lp, lua_State *co);
+void cn_wd_unwatch_(cn_loop *lp);
+
+/* Just before lua_resume(co) and just after it returns. */
+static inline void cn_wd_watch(cn_loop *lp, lua_State *co) {
+  if (lp->wd.limit_ns) cn_wd_watch_(lp, co);
+}
+static inline void cn_wd_unwatch(cn_loop *lp) {
+  if (lp->wd.co) cn_wd_unwatch_(lp);
+}
+
+/* Adds set_watchdog to the module table on top (the loop just below it). */
+void cn_wd_open(lua_State *L, cn_loop *lp);
+/* For reset: no watchdog. Cannot fail. */
+void cn_wd_reset(lua_State *L, cn_loop *lp);
+void cn_wd_free(lua_State *L, cn_loop *lp);
+
+#endif

@@ -1,0 +1,223 @@
+/* alloc_wrap_test: the counting allocator that set_accounting(true) puts
+ * around a Lua state's allocator (src/alloc_count.c), next to other
+ * wrappers. Each case runs in a fresh state whose base allocator keeps every
+ * block's size in a header, so that after lua_close it can tell that no
+ * byte is left and that every free and resize gave the block's true size;
+ * ASan and valgrind (make check runs this under both) see any call that
+ * reaches freed memory, or the module's code after it was unloaded.
+ *
+ * Cases:
+ *   counts_and_closes     the wrapper counts a task's 1 MB, lua_close frees all
+ *   wrapper_on_top        another wrapper installed after it (and left on)
+ *   wrapper_below         another wrapper installed before the module
+ *   loaded_twice          a second load of the module reuses the wrapper
+ *   stacked_with_foreign  two loads with a foreign wrapper between them:
+ *                         two counting layers, both freed at lua_close
+ *   never_turned_on       without set_accounting(true) the allocator stays
+ *
+ * Environment: abs_top_srcdir and abs_top_builddir (make check sets them). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+/* ---- the base allocator: sizes in a header ------------------------------- */
+
+typedef struct base_ctx {
+  size_t bytes;     /* handed out and not yet freed */
+  long bad_osize;   /* frees and resizes whose osize was not the block's */
+  long calls;
+} base_ctx;
+
+typedef union header { size_t size; max_align_t align; } header;
+
+static void *base_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  base_ctx *ctx = ud;
+  header *h = ptr ? (header *)ptr - 1 : NULL;
+  size_t old = h ? h->size : 0;
+  ctx->calls++;
+  if (h && osize != old) ctx->bad_osize++;
+  if (nsize == 0) {
+    if (h) {
+      ctx->bytes -= old;
+      free(h);
+    }
+    return NULL;
+  }
+  h = realloc(h, sizeof *h + nsize);
+  if (h == NULL) return NULL;
+  ctx->bytes = ctx->bytes - old + nsize;
+  h->size = nsize;
+  return h + 1;
+}
+
+/* ---- a foreign wrapper: forwards, counts calls --------------------------- */
+
+typedef struct foreign {
+  lua_Alloc f;
+  void *ud;
+  long calls;
+} foreign;
+
+static void *foreign_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  foreign *w = ud;
+  w->calls++;
+  return w->f(w->ud, ptr, osize, nsize);
+}
+
+static void wrap_foreign(lua_State *L, foreign *w) {
+  w->f = lua_getallocf(L, &w->ud);
+  w->calls = 0;
+  lua_setallocf(L, foreign_alloc, w);
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static const char *srcdir, *builddir;
+
+static lua_State *new_state(base_ctx *ctx) {
+  lua_State *L;
+  memset(ctx, 0, sizeof *ctx);
+  L = lua_newstate(base_alloc, ctx);
+  assert_non_null(L);
+  luaL_openlibs(L);
+  lua_getglobal(L, "package");
+  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;", srcdir, srcdir);
+  lua_getfield(L, -2, "path");
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "path");
+  lua_pushfstring(L, "%s/src/cpath/?.so;", builddir);
+  lua_getfield(L, -2, "cpath");
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "cpath");
+  lua_pop(L, 1);
+  return L;
+}
+
+static void must_run(lua_State *L, const char *code) {
+  if (luaL_dostring(L, code) != LUA_OK) fail_msg("%s", lua_tostring(L, -1));
+}
+
+/* Runs a task that makes a 1 MB string; its metadata must show it. */
+static const char TASK_1MB[] =
+  "local cosock = require 'cosock'\n"
+  "cosock.set_accounting(true)\n"
+  "local got\n"
+  "cosock.spawn(function()\n"
+  "  local s = string.rep('x', 1024 * 1024)\n"
+  "  for _, e in ipairs(cosock.get_thread_metadata()) do got = e.allocated end\n"
+  "  assert(#s > 0)\n"
+  "end, 'big')\n"
+  "cosock.run()\n"
+  "assert(got >= 1024 * 1024, 'allocated: ' .. tostring(got))\n";
+
+static void close_and_check(lua_State *L, base_ctx *ctx) {
+  lua_close(L);
+  assert_int_equal(ctx->bad_osize, 0);
+  assert_int_equal(ctx->bytes, 0);
+}
+
+/* ---- cases ----------------------------------------------------------------- */
+
+static void counts_and_closes(void **state) {
+  base_ctx ctx;
+  lua_State *L = new_state(&ctx);
+  void *ud;
+  (void)state;
+  must_run(L, TASK_1MB);
+  assert_true(lua_getallocf(L, &ud) != base_alloc);
+  close_and_check(L, &ctx);
+}
+
+static void wrapper_on_top(void **state) {
+  base_ctx ctx;
+  foreign w;
+  lua_State *L = new_state(&ctx);
+  (void)state;
+  must_run(L, "require('cosock').set_accounting(true)");
+  wrap_foreign(L, &w);                         /* stays on until lua_close */
+  must_run(L, TASK_1MB);
+  assert_true(w.calls > 0);
+  close_and_check(L, &ctx);
+}
+
+static void wrapper_below(void **state) {
+  base_ctx ctx;
+  foreign w;
+  lua_State *L = new_state(&ctx);
+  (void)state;
+  wrap_foreign(L, &w);
+  must_run(L, TASK_1MB);
+  close_and_check(L, &ctx);
+  assert_true(w.calls > 0);
+}
+
+static void loaded_twice(void **state) {
+  base_ctx ctx;
+  lua_State *L = new_state(&ctx);
+  lua_Alloc first, second;
+  void *ud1, *ud2;
+  (void)state;
+  must_run(L, TASK_1MB);
+  first = lua_getallocf(L, &ud1);
+  must_run(L, "package.loaded['cosock'] = nil; package.loaded['cosock.core'] = nil");
+  must_run(L, TASK_1MB);                       /* a new loop, the same counter */
+  second = lua_getallocf(L, &ud2);
+  assert_true(first == second);
+  assert_ptr_equal(ud1, ud2);
+  close_and_check(L, &ctx);
+}
+
+static void stacked_with_foreign(void **state) {
+  base_ctx ctx;
+  foreign w;
+  lua_State *L = new_state(&ctx);
+  void *ud1, *ud2;
+  (void)state;
+  must_run(L, TASK_1MB);
+  lua_getallocf(L, &ud1);
+  wrap_foreign(L, &w);
+  must_run(L, "package.loaded['cosock'] = nil; package.loaded['cosock.core'] = nil");
+  must_run(L, TASK_1MB);                       /* wraps again, on top of w */
+  lua_getallocf(L, &ud2);
+  assert_ptr_not_equal(ud2, &w);
+  assert_ptr_not_equal(ud2, ud1);
+  close_and_check(L, &ctx);
+}
+
+static void never_turned_on(void **state) {
+  base_ctx ctx;
+  lua_State *L = new_state(&ctx);
+  void *ud;
+  (void)state;
+  must_run(L, "local c = require 'cosock'; c.spawn(function() end); c.run()");
+  assert_true(lua_getallocf(L, &ud) == base_alloc);
+  assert_ptr_equal(ud, &ctx);
+  close_and_check(L, &ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(counts_and_closes),
+    cmocka_unit_test(wrapper_on_top),
+    cmocka_unit_test(wrapper_below),
+    cmocka_unit_test(loaded_twice),
+    cmocka_unit_test(stacked_with_foreign),
+    cmocka_unit_test(never_turned_on),
+  };
+  srcdir = getenv("abs_top_srcdir");
+  builddir = getenv("abs_top_builddir");
+  if (srcdir == NULL || builddir == NULL) {
+    fprintf(stderr, "alloc_wrap_test: set abs_top_srcdir and abs_top_builddir (make check does)\n");
+    return 1;
+  }
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
