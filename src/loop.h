@@ -40,6 +40,11 @@ static inline const char *cn_kind_name(int kind) {
 
 typedef struct cn_list { int head, tail, n; } cn_list;
 
+struct cn_loop;
+/* Called by the waiter index for a ready fd that the loop's own C code
+ * watches (waiters.h, cn_fd_watch). */
+typedef void (*cn_fd_watcher)(lua_State *L, struct cn_loop *lp, int fd, int events);
+
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
 
 typedef struct cn_loop {
@@ -94,13 +99,14 @@ typedef struct cn_loop {
     int *fdcount;             /* waits per fd*2+kind */
     int *natslot;             /* per fd*2+kind: slot + 1 of the native waiter, 0 none */
     int *natwait;             /* per fd*2+kind: which wait of that task */
-    unsigned char *fdflag;    /* per fd: queued in dirty[] */
+    unsigned char *fdflag;    /* per fd: queued in dirty[], watched by C code (waiters.c) */
     const void **fdobj;       /* per fd: address of the object last registered */
     int nfd;                  /* size of fdflag (fdcount has 2*nfd) */
     int *dirty;               /* fds whose waits dropped this pass (nfd long) */
     int ndirty;
     int nwaitfds;             /* fds at least one task waits on */
     int r_fdsets, r_inner;    /* registry: protocol objects per fd, socket per fd */
+    cn_fd_watcher watcher;    /* gets the ready fds that C code watches */
   } waiters;
 
   /* handle.c */
