@@ -31,6 +31,8 @@
 
 struct cn_task;
 struct cn_tobj;
+struct cn_resolver;
+struct cn_dnsbox;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -123,6 +125,14 @@ typedef struct cn_loop {
     int r_anchor;             /* registry: timer (light) -> timer, while a waker is set */
     int r_mt;                 /* registry: this loop's timer metatable */
   } timers;
+
+  /* resolver.c: the asynchronous resolver (c-ares), made on first use. */
+  struct {
+    struct cn_resolver *r;    /* NULL until the first lookup (always without c-ares) */
+    struct cn_dnsbox *done, *done_tail; /* lookups that ended, for their tasks */
+    int nboxes;               /* lookups (their Lua objects) not yet collected */
+    int r_mt;                 /* registry: the lookup objects' metatable */
+  } dns;
 
   /* luasocket_tcp.c */
   struct {
