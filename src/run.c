@@ -16,6 +16,7 @@
 #include "handle.h"
 #include "lib/clock.h"
 #include "park.h"
+#include "resolver.h"
 #include "run.h"
 #include "task.h"
 #include "timer_object.h"
@@ -184,6 +185,7 @@ static int run_passes(lua_State *L) {
       cn_tobj_deliver(L, lp);
       next = now;                              /* (a waker may arm timers: look again at once) */
     }
+    if (cn_dns_due(lp)) cn_dns_deliver(L, lp); /* lookups the resolver's timers ended */
     if (cn_tasks_ready(lp) > 0) timeout = 0;
     else if (next >= 0) timeout = next > now ? next - now : 0;
     else timeout = -1;                         /* (deadlines are capped when armed) */
