@@ -7,7 +7,8 @@
 --- reads them). Results and error strings are LuaSocket's. Outside a coroutine
 --- there is no task to park, so a lookup there blocks, with LuaSocket's own
 --- resolver; without c-ares every lookup does (this module is then LuaSocket's
---- socket.dns plus setservers/configure, which say so). doc/dns.md is the reference.
+--- socket.dns plus setservers/configure, which say so). The wrappers' own
+--- lookups are in cosock.socket.resolve. doc/dns.md is the reference.
 
 local luasocket = require "socket"
 local core = require "cosock.core"
@@ -26,7 +27,6 @@ M.gethostname = ls.gethostname
 local ASYNC = core.dns == "c-ares"
 local numeric = core.dns_numeric
 local getaddrinfo, gethost, nameinfo = core.dns_getaddrinfo, core.dns_gethost, core.dns_nameinfo
-local monotime = core.monotime
 
 local NO_CARES = "cosock-native was built without c-ares: name lookups use LuaSocket's blocking resolver"
 
@@ -167,62 +167,6 @@ function M.configure(opts)
   core.dns_config(csv, t, n)
   config.servers, config.timeout, config.tries = csv, t, n
   return true
-end
-
----------------------------------------------------------------------------
--- For the socket wrappers (cosock.socket.tcp/udp): not LuaSocket API
----------------------------------------------------------------------------
-
---- is_name(host) -> boolean: host must be looked up in the loop before a
---- wrapper hands it to LuaSocket: a string that is not a numeric address (nor
---- "*"), in a call that can wait. Numeric addresses never reach the resolver.
-function M.is_name(host)
-  return ASYNC and type(host) == "string" and host ~= "*" and not numeric(host) and isyieldable()
-end
-
--- The family of a LuaSocket object's socket for the lookup's hints: "unspec"
--- while it has none (tcp(), udp() before their first use; LuaSocket then
--- takes the first address's family).
-local function family_of(inner)
-  if inner:getfd() < 0 then return "unspec" end
-  return inner:getfamily() == "inet6" and "inet6" or "inet"
-end
-M.family_of = family_of
-
---- lookup_for(self, host) -> list, err, deadline: host's addresses for the
---- wrapper self (its family), waiting as self's timeouts allow: the "b" timeout
---- limits the lookup, the "t" one the whole call: deadline (for wrap.wait) says
---- when the rest of the call must end. nil, "timeout" when time ran out, nil,
---- err (LuaSocket's getaddrinfo string) when the lookup failed.
-function M.lookup_for(self, host)
-  local block, total = self.timeout, self.total
-  if type(block) ~= "number" or block < 0 then block = nil end
-  if type(total) ~= "number" or total < 0 then total = nil end
-  local deadline, limit = math.huge, block
-  if total then
-    deadline = monotime() + total
-    if limit == nil or total < limit then limit = total end
-  end
-  local list, err = getaddrinfo(host, family_of(self.inner_sock), limit)
-  return list, err, deadline
-end
-
---- each_address(self, host, fn, a, b) -> results: fn(self, addr, a, b) for each
---- address of host in turn (the lookup as lookup_for) until one succeeds; the
---- last failure otherwise. For bind, setsockname, setpeername, sendto.
-function M.each_address(self, host, fn, a, b)
-  local list, err = M.lookup_for(self, host)
-  if list == nil then return nil, err end
-  local r1, r2
-  for _, e in ipairs(list) do
-    r1, r2 = fn(self, e.addr, a, b)
-    if r1 then return r1, r2 end
-  end
-  return r1, r2
-end
-
-if not ASYNC then
-  M.is_name = function() return false end
 end
 
 return M

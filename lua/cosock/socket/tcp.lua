@@ -8,12 +8,12 @@
 
 local luasocket = require "socket"
 local wrap = require "cosock.socket.wrap"
-local dns = require "cosock.dns"
+local resolve = require "cosock.socket.resolve"
 local core = require "cosock.core"
 
 local setmetatable, ipairs = setmetatable, ipairs
 local wait = wrap.wait
-local is_name = dns.is_name
+local is_name = resolve.is_name
 local passthrough, passthrough_class = wrap.passthrough, wrap.passthrough_class
 
 local m = {}
@@ -84,9 +84,9 @@ end
 -- addresses of the other.
 local function connect_by_name(self, host, port)
   local fresh = self.inner_sock:getfd() < 0
-  local list, err, deadline = dns.lookup_for(self, host)
+  local list, err, deadline = resolve.lookup_for(self, host)
   if list == nil then return nil, err end
-  local family = dns.family_of(self.inner_sock)
+  local family = resolve.family_of(self.inner_sock)
   local ok
   for i, a in ipairs(list) do
     if fresh and i > 1 then
@@ -121,7 +121,7 @@ m.send = wrap.send
 local bind = passthrough_class("bind")
 --- bind(host, port): LuaSocket's; a host name is looked up in the loop first.
 function m:bind(host, port)
-  if is_name(host) then return dns.each_address(self, host, bind, port) end
+  if is_name(host) then return resolve.each_address(self, host, bind, port) end
   return bind(self, host, port)
 end
 m.listen = passthrough_class("listen")
