@@ -83,11 +83,15 @@ function M.getnameinfo(host, serv)
   if not can_wait() or host == nil then return ls.getnameinfo(host, serv) end
   host = check_host("getnameinfo", 1, host)
   if serv ~= nil then serv = check_host("getnameinfo", 1, serv) end
-  local list, err = getaddrinfo(host, "unspec", nil, serv or "0")
+  -- A port number is used as it is (c-ares refuses a service "0"); a service
+  -- name goes to c-ares, which looks it up in /etc/services.
+  local port = serv and serv:match("^%d+$") and tonumber(serv)
+  if port and port > 65535 then port = nil end
+  local list, err = getaddrinfo(host, "unspec", nil, not port and serv or nil)
   if list == nil then return nil, err end
   local names, service = {}, nil
   for i, a in ipairs(list) do
-    local node, s = nameinfo(a.addr, a.port, true, serv ~= nil, nil)
+    local node, s = nameinfo(a.addr, port or a.port or 0, true, serv ~= nil, nil)
     names[i] = node or a.addr
     service = s
   end

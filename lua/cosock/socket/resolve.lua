@@ -12,6 +12,7 @@
 local core = require "cosock.core"
 
 local type, ipairs = type, ipairs
+local pack, unpack = table.pack, table.unpack
 local isyieldable = coroutine.isyieldable
 local numeric, getaddrinfo, monotime = core.dns_numeric, core.dns_getaddrinfo, core.monotime
 
@@ -60,12 +61,10 @@ end
 function M.each_address(self, host, fn, a, b)
   local list, err = M.lookup_for(self, host)
   if list == nil then return nil, err end
-  local r1, r2
-  for _, e in ipairs(list) do
-    r1, r2 = fn(self, e.addr, a, b)
-    if r1 then return r1, r2 end
+  for i, e in ipairs(list) do
+    local res = pack(fn(self, e.addr, a, b))
+    if res[1] or i == #list then return unpack(res, 1, res.n) end
   end
-  return r1, r2
 end
 
 return M

@@ -100,7 +100,8 @@ local function connect_by_name(self, host, port)
     end
     if fresh or a.family == family then
       ok, err = connect_to(self, a.addr, port, deadline)
-      if ok or err == "timeout" then return ok, err end
+      if ok then return ok end
+      if err == "timeout" then return nil, err end
     end
   end
   return nil, err
