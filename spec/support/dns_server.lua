@@ -202,8 +202,8 @@ function D.start(zone, port)
     local u = assert(socket.udp())
     assert(u:setsockname("127.0.0.1", port or 0))
     local _, p = u:getsockname()
-    local t = socket.tcp()
-    if t:bind("127.0.0.1", p) and t:listen(32) then
+    local t = assert(socket.tcp4())
+    if t:setoption("reuseaddr", true) and t:bind("127.0.0.1", p) and t:listen(32) then
       self.udp, self.tcp, self.port = u, t, tonumber(p)
       break
     end
