@@ -353,7 +353,7 @@ describe("cosock.socket.dns", function()
         local cosock = require "cosock"
         local dns_server = require "spec.support.dns_server"
         cosock.spawn(function()
-          local srv = dns_server.start({ ["env.test"] = { a = { "127.0.0.1" } } }, PORT)
+          local srv = dns_server.start({ ["env.test"] = { a = { "127.0.0.1" } } }, { port = PORT })
           io.write(tostring(cosock.socket.dns.toip("env.test")), " ", srv.queries)
           srv:stop()
         end)

@@ -258,7 +258,9 @@ static const char *gai_text(const cn_dnsbox *b) {
     case ARES_ENOMEM: return "memory allocation failure";
     case ARES_ESERVICE: return "service not supported for socket type";
     case ARES_EBADFAMILY: return gai_strerror(EAI_ADDRFAMILY); /* a literal of the other family */
-    case ARES_ECANCELLED: if (b->syserr) return strerror(b->syserr);
+    case ARES_ECANCELLED:
+      if (b->syserr == ENOMEM) return "memory allocation failure";
+      if (b->syserr) return strerror(b->syserr);
     /* fall through */
     default: return "non-recoverable failure in name resolution";
   }
@@ -270,7 +272,9 @@ static const char *host_text(const cn_dnsbox *b) {
     case ARES_ENODATA: return hstrerror(NO_DATA);
     case ARES_ETIMEOUT: case ARES_ECONNREFUSED: case ARES_ESERVFAIL: return hstrerror(TRY_AGAIN);
     case ARES_ENOMEM: return "memory allocation failure";
-    case ARES_ECANCELLED: if (b->syserr) return strerror(b->syserr);
+    case ARES_ECANCELLED:
+      if (b->syserr == ENOMEM) return "memory allocation failure";
+      if (b->syserr) return strerror(b->syserr);
     /* fall through */
     default: return hstrerror(NO_RECOVERY);
   }

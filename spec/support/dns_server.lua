@@ -179,8 +179,8 @@ function Server:handle(msg, proto, send)
     self.held[q.name] = held
     held[#held + 1] = reply
   elseif rule and rule.delay then
-    self.cosock.spawn(function()
-      self.cosock.socket.sleep(rule.delay)
+    self.spawn(function()
+      require("cosock").socket.sleep(rule.delay)
       reply()
     end, "dns server: delayed answer")
   else
@@ -188,13 +188,16 @@ function Server:handle(msg, proto, send)
   end
 end
 
---- start(zone [, port]) -> server: in a task, binds UDP and TCP on one port of
---- 127.0.0.1 (port, or one both are free on) and spawns the tasks that serve them.
-function D.start(zone, port)
+--- start(zone [, opts]) -> server: in a task, binds UDP and TCP on one port of
+--- 127.0.0.1 (opts.port, or one both are free on) and spawns the tasks that
+--- serve them (with opts.spawn, default cosock.spawn).
+function D.start(zone, opts)
+  opts = opts or {}
   local cosock = require "cosock"
   local socket = cosock.socket
+  local port = opts.port
   local self = setmetatable({
-    zone = zone or {}, cosock = cosock, log = {}, queries = 0, answered = 0,
+    zone = zone or {}, spawn = opts.spawn or cosock.spawn, log = {}, queries = 0, answered = 0,
     held = {}, released = {}, conns = {}, stopped = false,
   }, Server)
   -- The same port number for both (a resolver asks TCP on the UDP port).
@@ -212,19 +215,19 @@ function D.start(zone, port)
   end
   assert(self.port, "no port for both UDP and TCP")
   self.address = "127.0.0.1:" .. self.port
-  cosock.spawn(function()
+  self.spawn(function()
     while true do
-      local msg, ip, port = self.udp:receivefrom()
+      local msg, ip, peer = self.udp:receivefrom()
       if not msg then break end
-      self:handle(msg, "udp", function(reply) self.udp:sendto(reply, ip, port) end)
+      self:handle(msg, "udp", function(reply) self.udp:sendto(reply, ip, peer) end)
     end
   end, "dns server: udp")
-  cosock.spawn(function()
+  self.spawn(function()
     while true do
       local c = self.tcp:accept()
       if not c then break end
       self.conns[c] = true
-      cosock.spawn(function()
+      self.spawn(function()
         c:settimeout(10)
         while true do
           local len = c:receive(2)
