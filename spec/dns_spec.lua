@@ -74,6 +74,27 @@ if core.dns ~= "c-ares" then
   return
 end
 
+describe("examples/dns_lookup.lua", function()
+  it("prints what its header says", function()
+    local lua = require "spec.support.interpreter"
+    local cmd = string.format("LUA_PATH=%q LUA_CPATH=%q %s examples/dns_lookup.lua 2>&1",
+      package.path, package.cpath, lua)
+    local p = io.popen(cmd)
+    local out = p:read("a")
+    p:close()
+    assert.equal(table.concat({
+      "resolver: c-ares",
+      "localhost -> 127.0.0.1 (from /etc/hosts)",
+      "echo.example.test -> inet 127.0.0.1",
+      "tick 1", "tick 2", "tick 3",
+      "slow.example.test -> 127.0.0.1 (answered after 3 ticks of another task)",
+      "connected to echo.example.test: HELLO",
+      "with a 50 ms timeout: nil timeout",
+      "nosuch.example.test: nil host or service not provided, or not known",
+    }, "\n") .. "\n", out)
+  end)
+end)
+
 describe("cosock.socket.dns", function()
   before_each(function()
     cosock.reset()
@@ -366,6 +387,23 @@ describe("cosock.socket.dns", function()
       local out = p:read("a")
       p:close()
       assert.equal("127.0.0.1 1", out)
+    end)
+
+    it("a COSOCK_DNS_SERVERS that c-ares cannot read makes a lookup raise, naming it", function()
+      local lua = require "spec.support.interpreter"
+      local prog = [[
+        local cosock = require "cosock"
+        cosock.spawn(function()
+          io.write(select(2, pcall(cosock.socket.dns.toip, "x.test")))
+        end)
+        cosock.run()
+      ]]
+      local cmd = string.format("COSOCK_DNS_SERVERS='not an address' LUA_PATH=%q LUA_CPATH=%q %s -e %q 2>&1",
+        package.path, package.cpath, lua, prog)
+      local p = io.popen(cmd)
+      local out = p:read("a")
+      p:close()
+      assert.matches("cosock: cannot start the resolver (not an address): ", out, 1, true)
     end)
   end)
 end)
