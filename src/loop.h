@@ -32,7 +32,7 @@
 struct cn_task;
 struct cn_tobj;
 struct cn_resolver;
-struct cn_dnsbox;
+struct cn_dnslook;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -129,7 +129,7 @@ typedef struct cn_loop {
   /* resolver.c: the asynchronous resolver (c-ares), made on first use. */
   struct {
     struct cn_resolver *r;    /* NULL until the first lookup (always without c-ares) */
-    struct cn_dnsbox *done, *done_tail; /* lookups that ended, for their tasks */
+    struct cn_dnslook *done, *done_tail; /* lookups that ended, for their tasks */
     int nboxes;               /* lookups (their Lua objects) not yet collected */
     int r_mt;                 /* registry: the lookup objects' metatable */
   } dns;

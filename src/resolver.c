@@ -8,22 +8,25 @@
  * There is no thread and no extra poll: an idle resolver holds no fd (c-ares
  * closes its sockets when no query is left) and no timer.
  *
- * A lookup is a Lua call in a task: it makes a box (a full userdata that
- * will hold the answer), starts the query with a request (C memory, c-ares's
- * callback argument) pointing at the box, and parks the task: a bare wait
- * with no fd, as a channel receive's (cn_prepark), or in a coroutine that the
- * task resumes itself, the waker protocol on the box. When c-ares calls back
- * the answer is copied into the box (C strings: no Lua may run inside
- * c-ares, it must not be unwound) and the box is listed in loop->dns.done;
- * cn_dns_deliver then wakes its task, from the watcher right after c-ares
- * returns, or from run.c after a timer of the resolver's fired. The
- * continuation turns the strings into LuaSocket's values.
+ * A lookup is a Lua call in a task: it makes a lookup (C memory, c-ares's
+ * callback argument, which will hold the answer) and its Lua object (a small
+ * userdata on the task's stack that points to it), starts the query and
+ * parks the task: a bare wait with no fd, as a channel receive's
+ * (cn_prepark), or in a coroutine that the task resumes itself, the waker
+ * protocol on the object. When c-ares calls back the answer is copied into
+ * the lookup (C strings: no Lua may run inside c-ares, it must not be
+ * unwound) and the lookup is listed in loop->dns.done; cn_dns_deliver then
+ * wakes its task, from the watcher right after c-ares returns, or from run.c
+ * after a timer of the resolver's fired. The continuation turns the strings
+ * into LuaSocket's values.
  *
  * Giving up: a lookup that times out, or whose task is cancelled or reset,
- * leaves its query to c-ares: the request loses its box (box->req and
- * req->box are cut, from whichever side goes first: the box's __gc, the
- * timeout, the callback), and the answer is dropped when it comes. reset()
- * destroys the channels, which ends every query at once.
+ * leaves its query to c-ares, and the answer is dropped when it comes. A
+ * lookup is freed once its query has ended and its object is collected.
+ * The lookups belong to the resolver, not to their objects: Lua drops a
+ * finalizer whose call cannot be made for want of memory, so whatever such
+ * an object held is freed with the resolver instead. reset() destroys the
+ * channels, which ends every query at once.
  *
  * Channels: the current one takes new lookups. Setting servers or options
  * retires it (it is destroyed as soon as no query is left on it) and the
@@ -57,10 +60,8 @@
 
 /* What a lookup asks. */
 enum { OP_ADDRINFO = 1, OP_HOST, OP_NAMEINFO };
-/* A box's state. */
+/* A lookup's state. */
 enum { B_PENDING = 0, B_DONE };
-
-struct dns_req;
 
 typedef struct dns_chan {
   cn_xtimer x;              /* first: the heap hands this pointer back */
@@ -84,18 +85,14 @@ struct cn_resolver {
   int timeout_ms, tries;    /* 0: the system's (resolv.conf, else c-ares's defaults) */
   int nreqs;                /* queries in flight, all channels */
   lua_Integer started;      /* lookups started since the module was loaded */
-  int r_anchor;             /* registry: box (light) -> box, while a waker is set */
+  struct cn_dnslook *looks; /* every lookup not yet freed */
+  int r_anchor;             /* registry: lookup (light) -> its object, while a waker is set */
 };
 
-typedef struct dns_req {
-  dns_chan *chan;
-  struct cn_dnsbox *box;    /* NULL once the lookup gave up */
-  unsigned char op, want_port;
-} dns_req;
-
-typedef struct cn_dnsbox {
-  dns_req *req;             /* in flight, or NULL */
-  struct cn_dnsbox *prev, *next; /* loop->dns.done */
+typedef struct cn_dnslook {
+  struct cn_dnslook *prev, *next;   /* loop->dns.done */
+  struct cn_dnslook *aprev, *anext; /* r->looks */
+  dns_chan *chan;           /* its query's channel, while in flight */
   char *buf;                /* the answer: n strings one after the other */
   size_t size;
   int n, nalias;            /* strings; OP_HOST: how many are aliases */
@@ -104,11 +101,18 @@ typedef struct cn_dnsbox {
   lua_Integer waitid;
   unsigned char op, state, listed, waker;
   unsigned char want_port;  /* OP_ADDRINFO: a service was asked for: say the port */
-} cn_dnsbox;
+  unsigned char in_flight;  /* c-ares has its query */
+  unsigned char boxed;      /* its Lua object lives (the object's __gc clears it) */
+  unsigned char gave_up;    /* its wait ended without it: the answer is dropped */
+} cn_dnslook;
+
+/* A lookup's Lua object: a userdata with the lookup's address, and its waker
+ * as user value while one is set. */
+typedef struct dns_box { cn_dnslook *look; } dns_box;
 
 /* ---- the done list -------------------------------------------------------- */
 
-static void done_link(cn_loop *lp, cn_dnsbox *b) {
+static void done_link(cn_loop *lp, cn_dnslook *b) {
   if (b->listed) return;
   b->listed = 1;
   b->next = NULL;
@@ -118,7 +122,7 @@ static void done_link(cn_loop *lp, cn_dnsbox *b) {
   lp->dns.done_tail = b;
 }
 
-static void done_unlink(cn_loop *lp, cn_dnsbox *b) {
+static void done_unlink(cn_loop *lp, cn_dnslook *b) {
   if (!b->listed) return;
   b->listed = 0;
   if (b->prev) b->prev->next = b->next;
@@ -132,7 +136,7 @@ static void done_unlink(cn_loop *lp, cn_dnsbox *b) {
 
 /* Copies the n strings into b (one block from the loop's allocator). No Lua:
  * runs inside c-ares. A failure makes the lookup fail with ENOMEM. */
-static void keep_strings(cn_loop *lp, cn_dnsbox *b, const char *const *s, int n) {
+static void keep_strings(cn_loop *lp, cn_dnslook *b, const char *const *s, int n) {
   size_t size = 0, len;
   int i;
   char *p;
@@ -150,38 +154,55 @@ static void keep_strings(cn_loop *lp, cn_dnsbox *b, const char *const *s, int n)
   }
 }
 
-/* The request q ends with status (and, on success, the strings): its box
- * (if it still has one) takes the answer and is listed. Frees q. No Lua. */
-static void req_end(cn_loop *lp, dns_req *q, int status, const char *const *s, int n, int nalias) {
-  cn_dnsbox *b = q->box;
-  q->chan->nq--;
-  lp->dns.r->nreqs--;
-  if (b != NULL) {
-    b->req = NULL;
-    b->state = B_DONE;
-    b->status = status;
-    if (status == ARES_ECANCELLED && q->chan->failed) b->syserr = q->chan->failed;
-    if (status == ARES_SUCCESS) keep_strings(lp, b, s, n);
-    b->nalias = nalias;
-    done_link(lp, b);
-  }
-  cn_mem_free(&lp->mem, q, sizeof *q);
+/* Frees the lookup k. No Lua. */
+static void look_free(cn_loop *lp, cn_dnslook *k) {
+  struct cn_resolver *r = lp->dns.r;
+  done_unlink(lp, k);
+  if (k->aprev) k->aprev->anext = k->anext;
+  else r->looks = k->anext;
+  if (k->anext) k->anext->aprev = k->aprev;
+  cn_mem_free(&lp->mem, k->buf, k->size);
+  cn_mem_free(&lp->mem, k, sizeof *k);
 }
 
-/* The loop of a request (c-ares hands back only the request). */
-static cn_loop *req_loop(dns_req *q) { return q->chan->lp; }
+/* Frees the lookup k when nobody needs it any more. */
+static void look_release(cn_loop *lp, cn_dnslook *k) {
+  if (!k->in_flight && !k->boxed) look_free(lp, k);
+}
+
+/* The query of k ended with status (and, on success, the strings): when it
+ * is still waited for, k takes the answer and is listed. No Lua. */
+static void query_end(cn_dnslook *k, int status, const char *const *s, int n, int nalias) {
+  dns_chan *c = k->chan;
+  cn_loop *lp = c->lp;
+  c->nq--;
+  lp->dns.r->nreqs--;
+  k->in_flight = 0;
+  k->chan = NULL;
+  if (k->boxed && !k->gave_up) {
+    k->state = B_DONE;
+    k->status = status;
+    if (status == ARES_ECANCELLED && c->failed) k->syserr = c->failed;
+    if (status == ARES_SUCCESS) keep_strings(lp, k, s, n);
+    k->nalias = nalias;
+    done_link(lp, k);
+  }
+  look_release(lp, k);
+}
 
 /* Largest number of addresses or aliases kept from one answer. */
 #define MAX_ANSWERS 64
 
+/* Whether the lookup still wants its answer (else the answer is not read). */
+static int wanted(const cn_dnslook *k) { return k->boxed && !k->gave_up; }
+
 static void addrinfo_cb(void *arg, int status, int timeouts, struct ares_addrinfo *res) {
-  dns_req *q = arg;
-  cn_loop *lp = req_loop(q);
+  cn_dnslook *q = arg;
   char text[MAX_ANSWERS][INET6_ADDRSTRLEN], ports[MAX_ANSWERS][8];
   const char *s[3 * MAX_ANSWERS];
   int n = 0;
   (void)timeouts;
-  if (status == ARES_SUCCESS && q->box != NULL) {
+  if (status == ARES_SUCCESS && wanted(q)) {
     struct ares_addrinfo_node *a;
     for (a = res ? res->nodes : NULL; a != NULL && n < 3 * MAX_ANSWERS; a = a->ai_next) {
       int k = n / 3, port;
@@ -208,17 +229,16 @@ static void addrinfo_cb(void *arg, int status, int timeouts, struct ares_addrinf
     if (n == 0) status = ARES_ENODATA;
   }
   if (res) ares_freeaddrinfo(res);
-  req_end(lp, q, status, s, n, 0);
+  query_end(q, status, s, n, 0);
 }
 
 static void host_cb(void *arg, int status, int timeouts, struct hostent *h) {
-  dns_req *q = arg;
-  cn_loop *lp = req_loop(q);
+  cn_dnslook *q = arg;
   char text[MAX_ANSWERS][INET_ADDRSTRLEN];
   const char *s[1 + 2 * MAX_ANSWERS];
   int n = 0, nalias = 0, i;
   (void)timeouts;
-  if (status == ARES_SUCCESS && h != NULL && q->box != NULL) {
+  if (status == ARES_SUCCESS && h != NULL && wanted(q)) {
     s[n++] = h->h_name ? h->h_name : "";
     while (h->h_aliases && h->h_aliases[nalias] && nalias < MAX_ANSWERS) s[n++] = h->h_aliases[nalias++];
     for (i = 0; h->h_addrtype == AF_INET && h->h_addr_list && h->h_addr_list[i] && i < MAX_ANSWERS; i++) {
@@ -227,16 +247,16 @@ static void host_cb(void *arg, int status, int timeouts, struct hostent *h) {
     }
     if (n == 1 + nalias) status = ARES_ENODATA; /* (toip reads the first address) */
   }
-  req_end(lp, q, status, s, n, nalias);
+  query_end(q, status, s, n, nalias);
 }
 
 static void nameinfo_cb(void *arg, int status, int timeouts, char *node, char *service) {
-  dns_req *q = arg;
+  cn_dnslook *q = arg;
   const char *s[2];
   (void)timeouts;
   s[0] = node ? node : "";
   s[1] = service ? service : "";
-  req_end(req_loop(q), q, status, s, 2, 0);
+  query_end(q, status, s, 2, 0);
 }
 
 /* ---- errors as LuaSocket words them ----------------------------------------
@@ -248,7 +268,7 @@ static void nameinfo_cb(void *arg, int status, int timeouts, char *node, char *s
  * EAI_NODATA, a server that fails or does not answer is "try again", a
  * refusal or an answer that cannot be read is "no recovery". */
 
-static const char *gai_text(const cn_dnsbox *b) {
+static const char *gai_text(const cn_dnslook *b) {
   switch (b->status) {
     case ARES_ENOTFOUND: case ARES_EBADNAME: case ARES_ENONAME:
       return "host or service not provided, or not known";
@@ -266,7 +286,7 @@ static const char *gai_text(const cn_dnsbox *b) {
   }
 }
 
-static const char *host_text(const cn_dnsbox *b) {
+static const char *host_text(const cn_dnslook *b) {
   switch (b->status) {
     case ARES_ENOTFOUND: case ARES_EBADNAME: case ARES_ENONAME: return "host not found";
     case ARES_ENODATA: return hstrerror(NO_DATA);
@@ -467,36 +487,16 @@ static void retire(cn_loop *lp, struct cn_resolver *r) {
   if (c->nq == 0) chan_destroy(lp, c);
 }
 
-/* ---- boxes ------------------------------------------------------------------ */
+/* ---- lookup objects ----------------------------------------------------- */
 
-/* Cuts the box from its request: the answer, when it comes, is dropped. */
-static void detach(cn_dnsbox *b) {
-  if (b->req != NULL) {
-    b->req->box = NULL;
-    b->req = NULL;
-  }
-}
-
-/* Takes the waker of the box b at index ud off (and its anchor); pushes it
- * (nil when none). Cannot fail. */
-static void take_waker(lua_State *L, cn_loop *lp, cn_dnsbox *b, int ud) {
-  ud = lua_absindex(L, ud);
-  lua_getuservalue(L, ud);
-  if (!b->waker) return;
-  b->waker = 0;
-  lua_pushnil(L);
-  lua_setuservalue(L, ud);
-  if (lp->dns.r != NULL) {
-    cn_push_ref(L, lp->dns.r->r_anchor);
-    lua_pushnil(L);
-    lua_rawsetp(L, -2, b);
-    lua_pop(L, 1);
-  }
+/* The wait for k ended without its answer: the answer is dropped. */
+static void give_up(cn_dnslook *k) {
+  k->gave_up = 1;
 }
 
 /* The lookup object of this loop at index idx, or NULL. */
-static cn_dnsbox *to_box(lua_State *L, cn_loop *lp, int idx) {
-  cn_dnsbox *b = lua_touserdata(L, idx);
+static dns_box *to_box(lua_State *L, cn_loop *lp, int idx) {
+  dns_box *b = lua_touserdata(L, idx);
   int ours = 0;
   if (b != NULL && lua_getmetatable(L, idx)) {
     cn_push_ref(L, lp->dns.r_mt);
@@ -506,98 +506,126 @@ static cn_dnsbox *to_box(lua_State *L, cn_loop *lp, int idx) {
   return ours ? b : NULL;
 }
 
+/* The lookup of the object at index idx (it has one while it lives). */
+static cn_dnslook *look_at(lua_State *L, int idx) {
+  return ((dns_box *)lua_touserdata(L, idx))->look;
+}
+
+/* Takes the waker of the lookup k, whose object is at index ud, off (and
+ * its anchor); pushes it (nil when none). Cannot fail. */
+static void take_waker(lua_State *L, cn_loop *lp, cn_dnslook *k, int ud) {
+  ud = lua_absindex(L, ud);
+  lua_getuservalue(L, ud);
+  if (k == NULL || !k->waker) return;
+  k->waker = 0;
+  lua_pushnil(L);
+  lua_setuservalue(L, ud);
+  cn_push_ref(L, lp->dns.r->r_anchor);
+  lua_pushnil(L);
+  lua_rawsetp(L, -2, k);
+  lua_pop(L, 1);
+}
+
+/* __gc: the object goes; its lookup with it unless its query is in flight
+ * (then when it ends). After the loop's own __gc (lua_close) the lookups are
+ * gone already. */
 static int box_gc(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  cn_dnsbox *b = to_box(L, lp, 1);
+  dns_box *b = to_box(L, lp, 1);
+  cn_dnslook *k;
   if (b == NULL) return 0;
-  detach(b);
-  done_unlink(lp, b);
-  cn_mem_free(&lp->mem, b->buf, b->size);
-  b->buf = NULL;
-  b->size = 0;
+  k = b->look;
+  b->look = NULL;
   lp->dns.nboxes--;
+  if (k == NULL || lp->dns.r == NULL) return 0;
+  k->boxed = 0;
+  done_unlink(lp, k);
+  look_release(lp, k);
   return 0;
 }
 
-/* box:setwaker("recvr", fn | nil): the waker protocol, for a lookup waited
- * on from a coroutine the task resumes itself. One waker; a waker set on a
- * lookup that has its answer is called at once. */
+/* lookup:setwaker("recvr", fn | nil): the waker protocol, for a lookup
+ * waited on from a coroutine the task resumes itself. One waker; a waker set
+ * on a lookup that has its answer is called at once. */
 static int box_setwaker(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  cn_dnsbox *b = to_box(L, lp, 1);
+  dns_box *b = to_box(L, lp, 1);
   const char *kind = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
+  cn_dnslook *k;
   lua_settop(L, 3);
-  if (b == NULL)
+  if (b == NULL || b->look == NULL)
     return luaL_error(L, "bad argument #1 to 'setwaker' (cosock lookup expected, got %s)",
                       luaL_typename(L, 1));
+  k = b->look;
   if (kind == NULL || strcmp(kind, "recvr") != 0)
     return luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
   if (lua_isnil(L, 3)) {
-    take_waker(L, lp, b, 1);
+    take_waker(L, lp, k, 1);
     return 0;
   }
   luaL_checktype(L, 3, LUA_TFUNCTION);
-  if (b->waker)
+  if (k->waker)
     return luaL_error(L, "recvr waker already set, sockets can only block one thread per waker kind");
-  cn_push_ref(L, resolver(L, lp)->r_anchor);   /* anchored first: the only step that allocates */
+  cn_push_ref(L, lp->dns.r->r_anchor);         /* anchored first: the only step that allocates */
   lua_pushvalue(L, 1);
-  lua_rawsetp(L, -2, b);
+  lua_rawsetp(L, -2, k);
   lua_pop(L, 1);
   lua_pushvalue(L, 3);
   lua_setuservalue(L, 1);
-  b->waker = 1;
-  if (b->state == B_DONE) {
-    done_unlink(lp, b);
-    take_waker(L, lp, b, 1);
+  k->waker = 1;
+  if (k->state == B_DONE) {
+    done_unlink(lp, k);
+    take_waker(L, lp, k, 1);
     lua_call(L, 0, 0);
   }
   return 0;
 }
 
 void cn_dns_deliver(lua_State *L, cn_loop *lp) {
-  cn_dnsbox *b;
+  cn_dnslook *k;
   luaL_checkstack(L, 4, NULL);
-  while ((b = lp->dns.done) != NULL) {
-    done_unlink(lp, b);
-    if (b->slot >= 0) {
-      cn_task *t = cn_task_get(lp, b->slot);
-      if (t != NULL && t->waitid == b->waitid && t->bare && t->state == T_PARKED)
+  while ((k = lp->dns.done) != NULL) {
+    done_unlink(lp, k);
+    if (k->slot >= 0) {
+      cn_task *t = cn_task_get(lp, k->slot);
+      if (t != NULL && t->waitid == k->waitid && t->bare && t->state == T_PARKED)
         cn_deliver(L, lp, t, 0);
-    } else if (b->waker && lp->dns.r != NULL) {
+    } else if (k->waker) {                     /* (anchored while its waker is set) */
       cn_push_ref(L, lp->dns.r->r_anchor);
-      lua_rawgetp(L, -1, b);                   /* anchor, box */
-      take_waker(L, lp, b, -1);                /* anchor, box, fn */
+      lua_rawgetp(L, -1, k);                   /* anchor, object */
+      take_waker(L, lp, k, -1);                /* anchor, object, fn */
       lua_call(L, 0, 0);
       lua_pop(L, 2);
     }
   }
 }
 
-/* Pushes a new box for op (may raise: nothing started yet). */
-static cn_dnsbox *new_box(lua_State *L, cn_loop *lp, int op) {
-  cn_dnsbox *b = lua_newuserdata(L, sizeof *b);
-  memset(b, 0, sizeof *b);
-  b->op = (unsigned char)op;
-  b->slot = -1;
+/* Pushes the object of a new lookup for op on channel c, counted as in
+ * flight (may raise: nothing is started yet). */
+static cn_dnslook *new_lookup(lua_State *L, cn_loop *lp, dns_chan *c, int op) {
+  struct cn_resolver *r = lp->dns.r;
+  dns_box *b = lua_newuserdata(L, sizeof *b);
+  cn_dnslook *k;
+  b->look = NULL;
   cn_push_ref(L, lp->dns.r_mt);
   lua_setmetatable(L, -2);
   lp->dns.nboxes++;
-  return b;
-}
-
-/* A request for the box b on channel c (may raise). */
-static dns_req *new_req(lua_State *L, cn_loop *lp, dns_chan *c, cn_dnsbox *b) {
-  dns_req *q = cn_mem_resize(&lp->mem, NULL, 0, sizeof *q);
-  if (q == NULL) luaL_error(L, "cosock: out of memory");
-  memset(q, 0, sizeof *q);
-  q->chan = c;
-  q->box = b;
-  q->op = b->op;
-  b->req = q;
+  k = cn_mem_resize(&lp->mem, NULL, 0, sizeof *k);
+  if (k == NULL) luaL_error(L, "cosock: out of memory");
+  memset(k, 0, sizeof *k);
+  k->op = (unsigned char)op;
+  k->slot = -1;
+  k->boxed = 1;
+  k->in_flight = 1;
+  k->chan = c;
+  k->anext = r->looks;
+  if (r->looks) r->looks->aprev = k;
+  r->looks = k;
+  b->look = k;
   c->nq++;
-  lp->dns.r->nreqs++;
-  lp->dns.r->started++;
-  return q;
+  r->nreqs++;
+  r->started++;
+  return k;
 }
 
 /* ---- results ---------------------------------------------------------------- */
@@ -606,7 +634,7 @@ static const char *next_string(const char *p) { return p + strlen(p) + 1; }
 
 /* Pushes what the lookup of the box b returns; the box's answer stays (the
  * box goes with the task's stack). */
-static int push_result(lua_State *L, cn_dnsbox *b) {
+static int push_result(lua_State *L, cn_dnslook *b) {
   const char *p = b->buf;
   int i;
   luaL_checkstack(L, 6, NULL);
@@ -686,14 +714,14 @@ static int yield_protocol(lua_State *L, int box) {
 static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   cn_loop *lp = cn_loop_get(L);
   int box = (int)ctx, n = lua_gettop(L) - box;
-  cn_dnsbox *b = lua_touserdata(L, box);
+  cn_dnslook *b = look_at(L, box);
   (void)status;
   if (b->state == B_DONE) {
     done_unlink(lp, b);
     return push_result(L, b);
   }
   if (b->slot >= 0 || (n >= 3 && lua_type(L, box + 3) == LUA_TSTRING)) {
-    detach(b);
+    give_up(b);
     return timed_out(L);
   }
   lua_settop(L, box);
@@ -704,7 +732,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
  * c-ares had it (/etc/hosts, a numeric address), else the task waits for it
  * (the timeout is at index box - 1). */
 static int await(lua_State *L, cn_loop *lp, int box) {
-  cn_dnsbox *b = lua_touserdata(L, box);
+  cn_dnslook *b = look_at(L, box);
   int has_timeout = !lua_isnil(L, box - 1);
   double timeout = has_timeout ? lua_tonumber(L, box - 1) : 0;
   lua_Integer wid;
@@ -713,7 +741,7 @@ static int await(lua_State *L, cn_loop *lp, int box) {
     return push_result(L, b);
   }
   if (has_timeout && timeout <= 0) {           /* may not wait */
-    detach(b);
+    give_up(b);
     return timed_out(L);
   }
   luaL_checkstack(L, 6, NULL);
@@ -739,23 +767,20 @@ static void check_timeout(lua_State *L, int idx) {
   }
 }
 
-/* Starts a lookup: the caller pushed the timeout; returns the box's index
- * (box on top). May raise before anything is started. */
-static int begin(lua_State *L, cn_loop *lp, int op, dns_chan **c, dns_req **q) {
-  cn_dnsbox *b;
+/* Starts a lookup: the caller pushed the timeout; returns the index of the
+ * lookup's object (on top). May raise before anything is started. */
+static int begin(lua_State *L, cn_loop *lp, int op, dns_chan **c, cn_dnslook **q) {
   if (!lua_isyieldable(L))
     luaL_error(L, "cosock: a name lookup must wait, and cannot here (not in a coroutine)");
   *c = channel(L, lp);
-  b = new_box(L, lp, op);
-  *q = new_req(L, lp, *c, b);
+  *q = new_lookup(L, lp, *c, op);
   return lua_gettop(L);
 }
 
-/* Fails the lookup of the box at index box at once with status (no query). */
+/* Fails the lookup whose object is at index box at once with status (no
+ * query is made). */
 static int fail_now(lua_State *L, cn_loop *lp, int box, int status) {
-  cn_dnsbox *b = lua_touserdata(L, box);
-  dns_req *q = b->req;
-  req_end(lp, q, status, NULL, 0, 0);
+  query_end(look_at(L, box), status, NULL, 0, 0);
   return await(L, lp, box);
 }
 
@@ -796,12 +821,12 @@ static int l_getaddrinfo(lua_State *L) {
   const char *serv = luaL_optstring(L, 4, NULL);
   struct ares_addrinfo_hints hints;
   dns_chan *c;
-  dns_req *q;
+  cn_dnslook *q;
   lua_settop(L, 4);
   check_timeout(L, 3);
   lua_pushvalue(L, 3);                         /* 5: timeout */
   box = begin(L, lp, OP_ADDRINFO, &c, &q);     /* 6 */
-  ((cn_dnsbox *)lua_touserdata(L, box))->want_port = serv != NULL;
+  q->want_port = serv != NULL;
   numeric = numeric_family(host);
   /* A literal of the other family, or nothing: glibc answers at once. */
   if ((numeric == 4 && family == AF_INET6) || (numeric == 6 && family == AF_INET))
@@ -824,7 +849,7 @@ static int l_gethost(lua_State *L) {
   struct in_addr a4;
   int box;
   dns_chan *c;
-  dns_req *q;
+  cn_dnslook *q;
   lua_settop(L, 2);
   check_timeout(L, 2);
   lua_pushvalue(L, 2);                         /* 3: timeout */
@@ -852,7 +877,7 @@ static int l_nameinfo(lua_State *L) {
   struct sockaddr_storage ss;
   socklen_t len;
   dns_chan *c;
-  dns_req *q;
+  cn_dnslook *q;
   luaL_argcheck(L, port >= 0 && port <= 65535, 2, "port out of range");
   memset(&ss, 0, sizeof ss);
   if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
@@ -938,7 +963,7 @@ static int l_stats(lua_State *L) {
   return 1;
 }
 
-/* Destroys every channel: the queries end (EDESTRUCTION), their boxes are
+/* Destroys every channel: the queries end (EDESTRUCTION), their lookups are
  * listed as done and then unlisted here, as their tasks are gone. */
 static void destroy_all(cn_loop *lp) {
   struct cn_resolver *r = lp->dns.r;
@@ -950,13 +975,13 @@ void cn_dns_reset(lua_State *L, cn_loop *lp) {
   struct cn_resolver *r = lp->dns.r;
   if (r == NULL) return;
   destroy_all(lp);
-  /* The boxes with a waker: take it off (no allocation: fields to nil). */
+  /* The lookups with a waker: take it off (no allocation: fields to nil). */
   cn_push_ref(L, r->r_anchor);
   lua_pushnil(L);
-  while (lua_next(L, -2)) {                    /* anchor, key, box */
-    cn_dnsbox *b = lua_touserdata(L, -1);
-    if (b != NULL) {
-      b->waker = 0;
+  while (lua_next(L, -2)) {                    /* anchor, key, object */
+    cn_dnslook *k = lua_touserdata(L, -2);     /* (the key) */
+    if (k != NULL) {
+      k->waker = 0;
       lua_pushnil(L);
       lua_setuservalue(L, -2);
     }
@@ -973,6 +998,7 @@ void cn_dns_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->dns.r_mt);
   if (r == NULL) return;
   destroy_all(lp);
+  while (r->looks != NULL) look_free(lp, r->looks); /* (those whose objects live on) */
   cn_unref(L, &r->r_anchor);
   cn_mem_free(&lp->mem, r->socks, (size_t)r->capsocks * sizeof *r->socks);
   cn_mem_free(&lp->mem, r->servers, r->serverslen);
