@@ -11,8 +11,8 @@
 #endif
 
 /* c-ares (src/resolver.c) is not detected here: the Debian build defines
- * HAVE_CARES and links -lcares (debian/*.dh-lua.conf); the rock does not, and
- * keeps LuaSocket's blocking resolver. */
+ * HAVE_CARES and links -lcares (the dh-lua.conf files in debian/); the rock
+ * does not, and keeps LuaSocket's blocking resolver. */
 
 /* The epoll backend: those builds compile src/poller_epoll.c on Linux only. */
 #ifdef __linux__
