@@ -357,10 +357,12 @@ describe("cosock.socket.dns", function()
       assert.equal(1, r.new)
     end)
 
-    it("COSOCK_DNS_SERVERS names the servers of a new program", function()
-      -- A child Lua: its own server on a port chosen here, its resolver told by the variable.
+    -- A child Lua with env (a shell assignment list) that runs prog (PORT in it:
+    -- a port free for TCP and UDP on 127.0.0.1, also given in env as PORT);
+    -- returns what it printed.
+    local function child(env, prog)
       local port
-      for _ = 1, 20 do                                -- free for both TCP and UDP
+      for _ = 1, 20 do
         local t, u = luasocket.tcp(), luasocket.udp()
         assert(t:bind("127.0.0.1", 0))
         port = select(2, t:getsockname())
@@ -370,40 +372,50 @@ describe("cosock.socket.dns", function()
         if free then break end
       end
       local lua = require "spec.support.interpreter"
-      local prog = [[
+      local cmd = string.format("%s LUA_PATH=%q LUA_CPATH=%q %s -e %q 2>&1", env:gsub("PORT", port),
+        package.path, package.cpath, lua, (prog:gsub("PORT", port)))
+      local p = io.popen(cmd)
+      local out = p:read("a")
+      p:close()
+      return out
+    end
+
+    -- The child's program: a server for zone on PORT, then what body prints.
+    local function served(zone, body)
+      return [[
         local cosock = require "cosock"
         local dns_server = require "spec.support.dns_server"
         cosock.spawn(function()
-          local srv = dns_server.start({ ["env.test"] = { a = { "127.0.0.1" } } }, { port = PORT })
-          io.write(tostring(cosock.socket.dns.toip("env.test")), " ", srv.queries)
+          local srv = dns_server.start(]] .. zone .. [[, { port = PORT })
+          ]] .. body .. [[
           srv:stop()
         end)
         cosock.run()
       ]]
-      prog = prog:gsub("PORT", tostring(port))
-      local cmd = string.format("COSOCK_DNS_SERVERS=127.0.0.1:%d LUA_PATH=%q LUA_CPATH=%q %s -e %q 2>&1",
-        port, package.path, package.cpath, lua, prog)
-      local p = io.popen(cmd)
-      local out = p:read("a")
-      p:close()
+    end
+
+    it("COSOCK_DNS_SERVERS names the servers of a new program", function()
+      local out = child("COSOCK_DNS_SERVERS=127.0.0.1:PORT", served([[{ ["env.test"] = { a = { "127.0.0.1" } } }]],
+        [[io.write(tostring(cosock.socket.dns.toip("env.test")), " ", srv.queries)]]))
       assert.equal("127.0.0.1 1", out)
     end)
 
     it("a COSOCK_DNS_SERVERS that c-ares cannot read makes a lookup raise, naming it", function()
-      local lua = require "spec.support.interpreter"
-      local prog = [[
+      local out = child("COSOCK_DNS_SERVERS='not an address'", [[
         local cosock = require "cosock"
-        cosock.spawn(function()
-          io.write(select(2, pcall(cosock.socket.dns.toip, "x.test")))
-        end)
+        cosock.spawn(function() io.write(select(2, pcall(cosock.socket.dns.toip, "x.test"))) end)
         cosock.run()
-      ]]
-      local cmd = string.format("COSOCK_DNS_SERVERS='not an address' LUA_PATH=%q LUA_CPATH=%q %s -e %q 2>&1",
-        package.path, package.cpath, lua, prog)
-      local p = io.popen(cmd)
-      local out = p:read("a")
-      p:close()
+      ]])
       assert.matches("cosock: cannot start the resolver (not an address): ", out, 1, true)
     end)
+
+    it("the system's resolver configuration is honoured (the search domain, LOCALDOMAIN)", function()
+      -- resolv.conf's "search" (LOCALDOMAIN overrides it, as for the system resolver).
+      local out = child("COSOCK_DNS_SERVERS=127.0.0.1:PORT LOCALDOMAIN=zone.test",
+        served([[{ ["short.zone.test"] = { a = { "127.0.0.1" } } }]],
+          [[io.write(tostring(cosock.socket.dns.toip("short")), " ", srv.log[1].name)]]))
+      assert.equal("127.0.0.1 short.zone.test", out)
+    end)
+
   end)
 end)
