@@ -632,8 +632,8 @@ static cn_dnslook *new_lookup(lua_State *L, cn_loop *lp, dns_chan *c, int op) {
 
 static const char *next_string(const char *p) { return p + strlen(p) + 1; }
 
-/* Pushes what the lookup of the box b returns; the box's answer stays (the
- * box goes with the task's stack). */
+/* Pushes what the lookup b returns (its answer stays until the lookup is
+ * freed). */
 static int push_result(lua_State *L, cn_dnslook *b) {
   const char *p = b->buf;
   int i;
@@ -696,8 +696,9 @@ static int timed_out(lua_State *L) {
 
 static int wait_k(lua_State *L, int status, lua_KContext ctx);
 
-/* Yields the waker-protocol tuple ({box}, nil, timeout, INTERNAL) for the
- * box at index box; the timeout is at index box - 1 (nil: none). */
+/* Yields the waker-protocol tuple ({object}, nil, timeout, INTERNAL) for
+ * the lookup object at index box; the timeout is at index box - 1 (nil:
+ * none). */
 static int yield_protocol(lua_State *L, int box) {
   lua_createtable(L, 1, 0);
   lua_pushvalue(L, box);
@@ -728,7 +729,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   return yield_protocol(L, box);
 }
 
-/* The lookup of the box at index box has started: its answer at once when
+/* The lookup whose object is at index box has started: its answer at once when
  * c-ares had it (/etc/hosts, a numeric address), else the task waits for it
  * (the timeout is at index box - 1). */
 static int await(lua_State *L, cn_loop *lp, int box) {
