@@ -2,7 +2,9 @@
 -- README, "Install with luarocks"). The builtin build type compiles the C
 -- module with luarocks' own compiler flags and Lua headers for the Lua it
 -- runs for, so no autotools are needed; noconfigure/config.h stands in
--- for the one configure writes. scripts/check-rock.sh checks that the lists
+-- for the one configure writes (without HAVE_CARES: the builtin type cannot
+-- make an optional library optional, so the rock keeps LuaSocket's blocking
+-- resolver rather than require c-ares). scripts/check-rock.sh checks that the lists
 -- below match src/ and lua/modules.am, builds the rock into a fresh tree and
 -- runs the demo against it.
 rockspec_format = "3.0"
@@ -22,7 +24,9 @@ A drop-in replacement for cosock 0.2.0: tasks are coroutines, and a task that
 would block on a socket yields to a run loop written in C (cosock.core) that
 keeps per-fd interest, a ready list and a timer heap from pass to pass.
 cosock.ssl needs LuaSec (rock luasec), which is not a dependency: everything
-else works without it.]],
+else works without it. The rock is built without c-ares: name lookups use
+LuaSocket's blocking resolver (the autotools build and the Debian package
+resolve without blocking the loop).]],
   license = "MIT",
 }
 
@@ -40,8 +44,10 @@ build = {
     ["cosock.asyncify"] = "lua/cosock/asyncify.lua",
     ["cosock.channel"] = "lua/cosock/channel.lua",
     ["cosock.deadlock"] = "lua/cosock/deadlock.lua",
+    ["cosock.dns"] = "lua/cosock/dns.lua",
     ["cosock.socket"] = "lua/cosock/socket.lua",
     ["cosock.socket.http"] = "lua/cosock/socket/http.lua",
+    ["cosock.socket.resolve"] = "lua/cosock/socket/resolve.lua",
     ["cosock.socket.tcp"] = "lua/cosock/socket/tcp.lua",
     ["cosock.socket.udp"] = "lua/cosock/socket/udp.lua",
     ["cosock.socket.wrap"] = "lua/cosock/socket/wrap.lua",
@@ -56,7 +62,7 @@ build = {
         "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
         "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
-        "src/alloc_count.c", "src/accounting.c", "src/watchdog.c",
+        "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src" },
@@ -74,7 +80,8 @@ build = {
             "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
             "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
-            "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/lib/poller_epoll.c",
+            "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
+            "src/lib/poller_epoll.c",
           },
         },
       },

@@ -32,7 +32,7 @@ esac
 # lua-socket, lua-sec and lua-busted carry the modules of every Lua version
 # Debian has; the interpreter and the headers are per version.
 PACKAGES="gcc make autoconf automake libtool pkg-config autoconf-archive
-lua$version liblua$version-dev lua-socket lua-sec lua-busted libcmocka-dev openssl valgrind$extra"
+lua$version liblua$version-dev lua-socket lua-sec lua-busted libcmocka-dev libc-ares-dev openssl valgrind$extra"
 
 missing=
 for p in $PACKAGES; do

@@ -124,10 +124,15 @@ describe("cosock.socket module", function()
 
   describe("pass-throughs", function()
     it("are LuaSocket's own", function()
-      for _, k in ipairs { "gettime", "dns", "choose", "sink", "sinkt", "skip", "source",
+      for _, k in ipairs { "gettime", "choose", "sink", "sinkt", "skip", "source",
         "sourcet", "_VERSION", "_SETSIZE", "BLOCKSIZE" } do
         assert.is_not_nil(socket[k], k)
         assert.equal(luasocket[k], socket[k], k)
+      end
+      -- dns is cosock's (spec/dns_spec.lua), with LuaSocket's functions.
+      assert.is_true(rawequal(require "cosock.dns", socket.dns))
+      for _, k in ipairs { "toip", "tohostname", "getaddrinfo", "getnameinfo", "gethostname" } do
+        assert.equal("function", type(socket.dns[k]), k)
       end
       assert.equal("table", type(socket.tcp))
       assert.equal("table", type(socket.udp))

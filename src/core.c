@@ -17,6 +17,7 @@
 #include "luasocket_tcp.h"
 #include "metadata.h"
 #include "park.h"
+#include "resolver.h"
 #include "run.h"
 #include "task.h"
 #include "timer_object.h"
@@ -59,6 +60,7 @@ static int l_reset(lua_State *L) {
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
   cn_tobj_reset(L, lp, 5);                     /* cannot fail */
+  cn_dns_reset(L, lp);                         /* cannot fail */
   cn_run_reset(L, lp);
   cn_acct_reset(lp);
   cn_wd_reset(L, lp);
@@ -95,6 +97,7 @@ static int l_monotime(lua_State *L) {
 
 static int loop_gc(lua_State *L) {
   cn_loop *lp = luaL_checkudata(L, 1, LOOP_MT);
+  cn_dns_free(L, lp);                          /* first: it unwatches its fds, unqueues its timers */
   cn_tasks_free(L, lp);
   cn_tobj_free(L, lp);
   cn_waiters_free(L, lp);
@@ -143,6 +146,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_wrapper_open(L);
   cn_channel_open(L);
   cn_tobj_open(L, lp);
+  cn_dns_open(L, lp);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

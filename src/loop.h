@@ -32,6 +32,8 @@
 struct cn_task;
 struct cn_tobj;
 struct cn_alloc_count;
+struct cn_resolver;
+struct cn_dnslook;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -48,6 +50,11 @@ typedef struct cn_tmo {
   lua_Integer ival;
   unsigned char set, is_int;
 } cn_tmo;
+
+struct cn_loop;
+/* Called by the waiter index for a ready fd that the loop's own C code
+ * watches (waiters.h, cn_fd_watch). */
+typedef void (*cn_fd_watcher)(lua_State *L, struct cn_loop *lp, int fd, int events);
 
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
 
@@ -129,13 +136,14 @@ typedef struct cn_loop {
     int *fdcount;             /* waits per fd*2+kind */
     int *natslot;             /* per fd*2+kind: slot + 1 of the native waiter, 0 none */
     int *natwait;             /* per fd*2+kind: which wait of that task */
-    unsigned char *fdflag;    /* per fd: queued in dirty[] */
+    unsigned char *fdflag;    /* per fd: queued in dirty[], watched by C code (waiters.c) */
     const void **fdobj;       /* per fd: address of the object last registered */
     int nfd;                  /* size of fdflag (fdcount has 2*nfd) */
     int *dirty;               /* fds whose waits dropped this pass (nfd long) */
     int ndirty;
     int nwaitfds;             /* fds at least one task waits on */
     int r_fdsets, r_inner;    /* registry: protocol objects per fd, socket per fd */
+    cn_fd_watcher watcher;    /* gets the ready fds that C code watches */
   } waiters;
 
   /* handle.c */
@@ -152,6 +160,14 @@ typedef struct cn_loop {
     int r_anchor;             /* registry: timer (light) -> timer, while a waker is set */
     int r_mt;                 /* registry: this loop's timer metatable */
   } timers;
+
+  /* resolver.c: the asynchronous resolver (c-ares), made on first use. */
+  struct {
+    struct cn_resolver *r;    /* NULL until the first lookup (always without c-ares) */
+    struct cn_dnslook *done, *done_tail; /* lookups that ended, for their tasks */
+    int nboxes;               /* lookups (their Lua objects) not yet collected */
+    int r_mt;                 /* registry: the lookup objects' metatable */
+  } dns;
 
   /* luasocket_tcp.c */
   struct {

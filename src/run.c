@@ -17,6 +17,7 @@
 #include "handle.h"
 #include "lib/clock.h"
 #include "park.h"
+#include "resolver.h"
 #include "run.h"
 #include "task.h"
 #include "timer_object.h"
@@ -208,6 +209,7 @@ static int run_passes(lua_State *L) {
        * waiters are woken in deadline order among the tasks' timers. */
       while ((next = cn_timers_run(lp, now)), cn_tobj_due(lp)) cn_tobj_deliver(L, lp);
     }
+    if (cn_dns_due(lp)) cn_dns_deliver(L, lp); /* lookups the resolver's timers ended */
     if (cn_tasks_ready(lp) > 0) timeout = 0;
     else if (next >= 0) timeout = next > now ? next - now : 0;
     else timeout = -1;                         /* (deadlines are capped when armed) */

@@ -43,11 +43,23 @@ static int fd_arrays(cn_loop *lp, fd_array *a) {
   return 6;
 }
 
-static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
+/* fdflag bits: queued in dirty[]; watched for reading, for writing (by the
+ * loop's own C code, see cn_fd_watch: the watch bits are CN_READ/CN_WRITE
+ * shifted by one). */
+enum { FD_DIRTY = 1, FD_WATCH_SHIFT = 1 };
+
+/* What C code of the loop watches fd for (CN_READ | CN_WRITE), 0 if nothing. */
+static int watched(const cn_loop *lp, int fd) {
+  return (lp->waiters.fdflag[fd] >> FD_WATCH_SHIFT) & (CN_READ | CN_WRITE);
+}
+
+/* Grows the per-fd arrays to hold fd. Returns 0, or -1 with errno (ERANGE:
+ * fd is too large; ENOMEM) and the arrays as they were. */
+static int grow_fds_to(cn_loop *lp, int fd) {
   fd_array a[6];
   size_t old = (size_t)lp->waiters.nfd, n = old ? old : 64;
   int i, count = fd_arrays(lp, a);
-  if (fd >= CN_MAX_FD) luaL_error(L, "cosock: descriptor %d is too large", fd);
+  if (fd >= CN_MAX_FD) return errno = ERANGE, -1;
   while (n <= (size_t)fd) n *= 2;
   for (i = 0; i < count; i++) {
     char *q = cn_mem_resize(&lp->mem, *a[i].p, a[i].mult * old * a[i].size, a[i].mult * n * a[i].size);
@@ -56,12 +68,19 @@ static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
       while (--i >= 0)
         *a[i].p = cn_mem_resize(&lp->mem, *a[i].p, a[i].mult * n * a[i].size,
                                 a[i].mult * old * a[i].size);
-      luaL_error(L, "cosock: out of memory");
+      return errno = ENOMEM, -1;
     }
     memset(q + a[i].mult * old * a[i].size, 0, a[i].mult * (n - old) * a[i].size);
     *a[i].p = q;
   }
   lp->waiters.nfd = (int)n;
+  return 0;
+}
+
+static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
+  if (grow_fds_to(lp, fd) == 0) return;
+  if (errno == ERANGE) luaL_error(L, "cosock: descriptor %d is too large", fd);
+  luaL_error(L, "cosock: out of memory");
 }
 
 /* Pushes fdsets[key], creating it when create is set (else pushes nil). */
@@ -179,8 +198,8 @@ void cn_fd_unregister(lua_State *L, cn_loop *lp, int slot, int fd, int kind, int
   }
   if (--lp->waiters.fdcount[key] == 0) {
     if (lp->waiters.fdcount[fd * 2] + lp->waiters.fdcount[fd * 2 + 1] == 0) lp->waiters.nwaitfds--;
-    if (!lp->waiters.fdflag[fd]) {
-      lp->waiters.fdflag[fd] = 1;
+    if (!(lp->waiters.fdflag[fd] & FD_DIRTY)) {
+      lp->waiters.fdflag[fd] |= FD_DIRTY;
       lp->waiters.dirty[lp->waiters.ndirty++] = fd;
     }
   }
@@ -192,7 +211,8 @@ void cn_fd_apply(cn_loop *lp) {
   for (i = 0; i < lp->waiters.ndirty; i++) {
     int fd = lp->waiters.dirty[i];
     int want = (lp->waiters.fdcount[fd * 2] ? CN_READ : 0) | (lp->waiters.fdcount[fd * 2 + 1] ? CN_WRITE : 0);
-    lp->waiters.fdflag[fd] = 0;
+    want |= watched(lp, fd);
+    lp->waiters.fdflag[fd] &= (unsigned char)~FD_DIRTY;
     /* Removing interest cannot fail in a way that matters: a closed fd has
      * already left the kernel's set. */
     cn_poller_set(&lp->waiters.poller, fd, want & cn_poller_get(&lp->waiters.poller, fd), 0);
@@ -235,16 +255,27 @@ static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
   lua_settop(L, top);
 }
 
+/* Watched fds handled per poll; the pollers are level-triggered, so any
+ * beyond that are reported again by the next one. */
+#define MAX_WATCHED_EVENTS 16
+
 static void dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n) {
-  int i, kind;
+  cn_event w[MAX_WATCHED_EVENTS];
+  int i, kind, nw = 0;
   for (i = 0; i < n; i++) {
     int fd = ev[i].fd;
     if (fd < 0 || fd >= lp->waiters.nfd) continue;
+    if ((watched(lp, fd) & ev[i].events) && nw < MAX_WATCHED_EVENTS) w[nw++] = ev[i];
     for (kind = K_RECV; kind <= K_SEND; kind++) {
       int bit = kind == K_RECV ? CN_READ : CN_WRITE;
       if ((ev[i].events & bit) && lp->waiters.fdcount[fd * 2 + kind] > 0) wake_key(L, lp, fd, kind);
     }
   }
+  /* After the walk over ev: a watcher may open fds, and the poller then
+   * regrows the buffer ev points into. A watch may also have ended since. */
+  for (i = 0; i < nw; i++)
+    if (w[i].fd < lp->waiters.nfd && (watched(lp, w[i].fd) & w[i].events))
+      lp->waiters.watcher(L, lp, w[i].fd, w[i].events);
 }
 
 int cn_fd_poll(lua_State *L, cn_loop *lp, double timeout) {
@@ -270,6 +301,35 @@ static void fd_closing(lua_State *L, cn_loop *lp, int fd) {
   dispatch(L, lp, &ev, 1);
   cn_poller_set(&lp->waiters.poller, fd, 0, 0);
   lp->waiters.fdobj[fd] = NULL;
+}
+
+/* ---- fds of the loop's own C code --------------------------------------------
+ * The resolver's sockets (resolver.c) belong to no task: their readiness
+ * goes to the watcher function. Their interest joins the tasks' in the
+ * poller (cn_fd_apply keeps it). A watch never raises: it runs inside
+ * c-ares, which must not be unwound by a Lua error. */
+void cn_fd_set_watcher(cn_loop *lp, cn_fd_watcher fn) {
+  lp->waiters.watcher = fn;
+}
+
+int cn_fd_watch(cn_loop *lp, int fd, int events) {
+  int tasks, was;
+  events &= CN_READ | CN_WRITE;
+  if (fd < 0) return errno = EBADF, -1;
+  if (fd >= lp->waiters.nfd) {
+    if (events == 0) return 0;                 /* (forgotten by a reset) */
+    if (grow_fds_to(lp, fd) != 0) return -1;
+  }
+  was = watched(lp, fd);
+  if (was == events) return 0;
+  tasks = (lp->waiters.fdcount[fd * 2] ? CN_READ : 0) | (lp->waiters.fdcount[fd * 2 + 1] ? CN_WRITE : 0);
+  /* A new watch is a new file on that number: the poller is told again
+   * (epoll dropped the closed file by itself), and a task's later wait on
+   * the number is not taken for a wait on the same socket (fdobj). */
+  if (cn_poller_set(&lp->waiters.poller, fd, tasks | events, was == 0) != 0) return -1;
+  if (was == 0) lp->waiters.fdobj[fd] = NULL;
+  lp->waiters.fdflag[fd] = (unsigned char)((lp->waiters.fdflag[fd] & FD_DIRTY) | (events << FD_WATCH_SHIFT));
+  return 0;
 }
 
 /* ---- the fd cache of the project's wrappers -------------------------------

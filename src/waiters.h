@@ -31,6 +31,16 @@ void cn_fd_apply(cn_loop *lp);
  * the ready fds. Returns -1 (errno set) when polling failed. */
 int cn_fd_poll(lua_State *L, cn_loop *lp, double timeout);
 
+/* Fds that C code of the loop owns (the resolver's sockets, resolver.c)
+ * rather than a task: their readiness goes to one function, the watcher,
+ * called from cn_fd_poll with the events found (CN_READ, CN_WRITE,
+ * CN_INVALID). */
+void cn_fd_set_watcher(cn_loop *lp, cn_fd_watcher fn);
+/* Watches fd for events (CN_READ | CN_WRITE), or ends the watch (0; before
+ * the fd is closed). Never raises: 0, or -1 with errno when the fd cannot be
+ * polled. */
+int cn_fd_watch(cn_loop *lp, int fd, int events);
+
 /* The fd the loop cached in the native wrapper at obj, or -1. */
 int cn_fd_cached(lua_State *L, int obj);
 /* Fills that cache (the wrapper at obj was registered on fd). */

@@ -153,7 +153,9 @@ static lua_State *new_state(alloc_ctx *ctx) {
   assert_non_null(L);
   luaL_openlibs(L);
   lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s/test/?.lua;", srcdir, srcdir, srcdir);
+  /* (srcdir/?.lua: the workload's DNS server is spec.support.dns_server) */
+  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s/test/?.lua;%s/?.lua;", srcdir, srcdir, srcdir,
+                  srcdir);
   lua_getfield(L, -2, "path");
   lua_concat(L, 2);
   lua_setfield(L, -2, "path");

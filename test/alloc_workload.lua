@@ -133,6 +133,56 @@ local function cancels(checks)
   end, "canceller")
 end
 
+-- Name lookups (a build with c-ares): a DNS server task on 127.0.0.1 (the
+-- specs' spec/support/dns_server.lua, its tasks spawned here so that they can
+-- be cancelled), a lookup, a connect by name (both families), a lookup that
+-- times out on a held answer and one whose task is cancelled.
+-- A lookup that reports "memory allocation failure" ran out of memory: the
+-- try ends as a memory error.
+local core = require "cosock.core"
+-- (loaded here, with allocation on: compiling it is not what the sweep is for)
+local dns_server = core.dns == "c-ares" and require "spec.support.dns_server"
+
+local function lookups(checks)
+  if not dns_server then checks.dns = true return end
+  local dns = socket.dns
+  local function ok(a, b, ...)
+    if a == nil and b == "memory allocation failure" then error("out of memory (lookup)") end
+    assert(a, b)
+    return a, b, ...
+  end
+  spawn(function()
+    local srv = dns_server.start({
+      ["a.test"] = { a = { "127.0.0.1" }, aaaa = { "::1" } },
+      ["held.test"] = { a = { "127.0.0.1" }, hold = true },
+    }, { spawn = spawn })
+    assert(dns.configure { servers = { srv.address }, timeout = 0.05, tries = 2 })
+    assert(ok(dns.toip("a.test")) == "127.0.0.1")
+    local l = assert(socket.bind("127.0.0.1", 0))
+    local c = socket.tcp()
+    c:settimeout(LIMIT)
+    ok(c:connect("a.test", (select(2, l:getsockname()))))
+    c:close()
+    l:close()
+    local resumed, asked = false, srv.queries
+    local victim = spawn(function() dns.toip("held.test") resumed = true end, "dns victim")
+    for _ = 1, 1000 do if srv.queries > asked then break end socket.sleep(0.001) end
+    victim:cancel()
+    c = socket.tcp()
+    c:settimeout(0.001)
+    local r, err = c:connect("held.test", 1)
+    if err ~= "timeout" then ok(r, err) end
+    assert(r == nil and err == "timeout", err)
+    c:close()
+    srv:release("held.test")
+    for _ = 1, 1000 do if core.dns_stats().lookups == 0 then break end socket.sleep(0.001) end
+    assert(core.dns_stats().lookups == 0, "lookups left")
+    assert(not resumed)
+    srv:stop()
+    checks.dns = true
+  end, "dns")
+end
+
 -- A task that raises: run() raises its error, the others carry on.
 local function erroring(checks)
   spawn(function() error("boom") end, "erroring")
@@ -190,7 +240,7 @@ local function accounting(checks)
   end, "hog")
 end
 
-local SECTIONS = { echo, timers, cancels, erroring, additions, accounting }
+local SECTIONS = { echo, timers, cancels, lookups, erroring, additions, accounting }
 
 function W.run()
   local checks = {}
@@ -198,8 +248,8 @@ function W.run()
   local ok, err = pcall(cosock.run)
   assert(not ok and tostring(err):find("boom", 1, true), "run should raise boom, got: " .. tostring(err))
   cosock.run()
-  assert(checks.echo and checks.timers and checks.cancels and checks.additions and checks.accounting,
-    "a section did not finish")
+  assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.additions
+    and checks.accounting, "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   return true

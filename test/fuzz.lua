@@ -1,8 +1,8 @@
 -- test/fuzz.lua: the protocol fuzzer. Seeded random sequences of tasks that
 -- yield hostile recvt/sendt/timeouts, objects whose setwaker raises, yields,
 -- re-enters run/reset/spawn/cancel or calls wakers (its own, twice, or stale
--- ones kept from earlier waits), and socket and channel calls with hostile
--- arguments. After each sequence every task is cancelled, and the loop must
+-- ones kept from earlier waits), socket, channel and name-lookup calls with
+-- hostile arguments. After each sequence every task is cancelled, and the loop must
 -- be empty (cosock.core.stats()) and a fresh run must work.
 --
 -- Invariants checked while a sequence runs:
@@ -295,7 +295,37 @@ local function set_watchdog(ctx)
   pcall(cosock.set_watchdog, limit, action, reporter)
 end
 
+-- Name lookups (a build with c-ares): hostile names and arguments, a lookup
+-- bounded by a socket timeout, one in a coroutine the task forwards, servers
+-- changed under lookups in flight. The servers are 127.0.0.1:9, where nothing
+-- answers (each sequence sets them): no lookup leaves the machine.
+local NAMES = { "x.test", "x.test", "localhost", "", "127.0.0.1", "::1", "a..b", ("a"):rep(300), 5, {}, nil }
+local DNS_CALLS = {
+  function(ctx) return socket.dns.toip(ctx.pick(NAMES)) end,
+  function(ctx) return socket.dns.tohostname(ctx.pick(NAMES)) end,
+  function(ctx) return socket.dns.getaddrinfo(ctx.pick(NAMES)) end,
+  function(ctx) return socket.dns.getnameinfo(ctx.pick(NAMES), ctx.pick({ nil, "http", "0", "99999", {} })) end,
+  function(ctx)
+    local c = socket.tcp()
+    c:settimeout(ctx.pick({ 0, 0.001, 0.01 }), ctx.pick({ "b", "t" }))
+    local ok, err = c:connect(ctx.pick({ "x.test", "localhost" }), 9)
+    c:close()
+    return ok, err
+  end,
+  function(ctx) return ctx.u:sendto("x", ctx.pick({ "x.test", "localhost" }), 9) end,
+  function(ctx) return socket.dns.setservers(ctx.pick({ { "127.0.0.1:9" }, {}, "x", { "bad" }, { 5 } })) end,
+  function()
+    local co = coroutine.wrap(function() return "done", socket.dns.toip("x.test") end)
+    local v = table.pack(co())
+    while v[1] ~= "done" do v = table.pack(co(coroutine.yield(table.unpack(v, 1, v.n)))) end
+  end,
+}
+local function dns_call(ctx)
+  if core.dns == "c-ares" then pcall(ctx.pick(DNS_CALLS), ctx) end
+end
+
 local ACTIONS = {
+  dns_call, dns_call,
   hostile_yield, hostile_yield, hostile_yield,
   function(ctx) pcall(cosock.set_accounting, ctx.r(2) == 1) end,
   set_watchdog, set_watchdog,
@@ -403,6 +433,9 @@ function F.sequence(seed)
   ctx.tx, ctx.rx = channel.new()
   ctx.tx2, ctx.rx2 = channel.new()
   ctx.btx, ctx.brx = channel.new(ctx.pick({ 0, 1, 2 }))
+  if core.dns == "c-ares" then
+    assert(socket.dns.configure { servers = { "127.0.0.1:9" }, timeout = 0.01, tries = 1 })
+  end
   ctx.u = assert(socket.udp())
   assert(ctx.u:setsockname("127.0.0.1", 0))
   ctx.closers[#ctx.closers + 1] = ctx.u
@@ -433,9 +466,20 @@ function F.sequence(seed)
   -- Whatever is left: cancel it; then nothing may remain.
   for _, h in ipairs(ctx.handles) do pcall(h.cancel, h) end
   if ctx.r(4) == 1 then cosock.reset() end
+  -- Lookups of cancelled tasks end by themselves (their answers are
+  -- dropped); until then the resolver's timer is armed.
+  if core.dns == "c-ares" and core.dns_stats().lookups > 0 then
+    cosock.spawn(function()
+      for _ = 1, 500 do
+        if core.dns_stats().lookups == 0 then break end
+        socket.sleep(0.002)
+      end
+    end, "drain lookups")
+  end
   local ok, err = pcall(cosock.run)
   if not ok then ctx.fail("run() after cancelling every task raised: " .. tostring(err)) end
   if not empty() then ctx.fail("the loop is not empty after the sequence: " .. stats_line()) end
+  if core.dns == "c-ares" and core.dns_stats().lookups > 0 then ctx.fail("lookups left in flight") end
   for _, h in ipairs(ctx.handles) do
     if h:is_alive() then ctx.fail("a cancelled task is alive") break end
   end

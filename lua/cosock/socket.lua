@@ -141,11 +141,11 @@ function m.protect(fn)
 end
 
 ---------------------------------------------------------------------------
--- LuaSocket's own (dns blocks: it is the system resolver)
+-- LuaSocket's own, and dns: cosock.dns (lookups that wait in the loop)
 ---------------------------------------------------------------------------
 
 m.gettime = luasocket.gettime
-m.dns = luasocket.dns
+m.dns = require "cosock.dns"
 m.choose = luasocket.choose
 m.sink = luasocket.sink
 m.sinkt = luasocket.sinkt

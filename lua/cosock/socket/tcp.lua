@@ -8,9 +8,12 @@
 
 local luasocket = require "socket"
 local wrap = require "cosock.socket.wrap"
+local resolve = require "cosock.socket.resolve"
+local core = require "cosock.core"
 
-local setmetatable = setmetatable
+local setmetatable, ipairs = setmetatable, ipairs
 local wait = wrap.wait
+local is_name = resolve.is_name
 local passthrough, passthrough_class = wrap.passthrough, wrap.passthrough_class
 
 local m = {}
@@ -50,9 +53,10 @@ local CONNECTING = {
   ["Operation now in progress"] = true,
 }
 
---- connect(host, port): start the connection, wait for writability, then ask again.
---- Returns LuaSocket's 1.0, or nil, err ("connection refused", "timeout", ...).
-function m:connect(host, port)
+-- One connect to a numeric host: start it, wait for writability, then ask
+-- again (LuaSocket's 1.0 on success). deadline: nil, or where an earlier part
+-- of the call (a lookup) left it.
+local function connect_to(self, host, port, deadline)
   local inner = self.inner_sock
   local ok, err = inner:connect(host, port)
   if ok then
@@ -60,7 +64,6 @@ function m:connect(host, port)
     return ok
   end
   if not CONNECTING[err] then return nil, err end
-  local deadline
   repeat
     deadline = wait(self, "sendr", deadline)
     if deadline == nil then return nil, "timeout" end
@@ -75,10 +78,54 @@ function m:connect(host, port)
   return nil, err
 end
 
+-- A connect to a host name: looked up in the loop (cosock.dns), then each
+-- address in turn until one connects, as LuaSocket's blocking connect does.
+-- A socket that had no family yet (tcp()) gets a fresh one for each address
+-- after the first (so IPv6 then IPv4 both work); one that has a family skips
+-- addresses of the other.
+local function connect_by_name(self, host, port)
+  local fresh = self.inner_sock:getfd() < 0
+  local list, err, deadline = resolve.lookup_for(self, host)
+  if list == nil then return nil, err end
+  local family = resolve.family_of(self.inner_sock)
+  local ok
+  for i, a in ipairs(list) do
+    if fresh and i > 1 then
+      local new = luasocket.tcp()
+      if new then
+        new:settimeout(0)
+        core.closing(self)
+        self.inner_sock:close()
+        self.inner_sock = new
+      end
+    end
+    if fresh or a.family == family then
+      ok, err = connect_to(self, a.addr, port, deadline)
+      if ok then return ok end
+      if err == "timeout" then return nil, err end
+    end
+  end
+  return nil, err
+end
+
+--- connect(host, port): start the connection, wait for writability, then ask again.
+--- Returns 1, or nil, err ("connection refused", "timeout", ...). A host name is
+--- looked up first without blocking the loop (cosock.dns); numeric addresses go
+--- to LuaSocket as they are.
+function m:connect(host, port)
+  if is_name(host) then return connect_by_name(self, host, port) end
+  return connect_to(self, host, port, nil)
+end
+
 wrap.common(m)
 m.receive = wrap.receive
 m.send = wrap.send
-m.bind = passthrough_class("bind")
+local bind = passthrough_class("bind")
+--- bind(host, port): LuaSocket's; a host name is looked up in the loop first.
+function m:bind(host, port)
+  if is_name(host) then return resolve.each_address(self, host, bind, port) end
+  return bind(self, host, port)
+end
 m.listen = passthrough_class("listen")
 m.shutdown = passthrough("shutdown")
 m.getstats = passthrough("getstats") -- (send and receive keep LuaSocket's counts)

@@ -10,10 +10,12 @@
 
 local luasocket = require "socket"
 local wrap = require "cosock.socket.wrap"
+local resolve = require "cosock.socket.resolve"
 
 local setmetatable = setmetatable
 local wait = wrap.wait
 local passthrough_class = wrap.passthrough_class
+local is_name = resolve.is_name
 
 local m = {}
 local mt
@@ -57,11 +59,29 @@ function m:receivefrom(size) return retry(self, "recvr", "receivefrom", size) en
 --- send(datagram): on a connected socket; bytes sent, or nil, err.
 function m:send(datagram) return retry(self, "sendr", "send", datagram) end
 
---- sendto(datagram, ip, port): bytes sent, or nil, err.
-function m:sendto(datagram, ip, port) return retry(self, "sendr", "sendto", datagram, ip, port) end
+local function sendto(self, ip, datagram, port) return retry(self, "sendr", "sendto", datagram, ip, port) end
+
+--- sendto(datagram, ip, port): bytes sent, or nil, err. ip may be a host name,
+--- looked up in the loop first (LuaSocket's own sendto takes addresses only).
+function m:sendto(datagram, ip, port)
+  if is_name(ip) then return resolve.each_address(self, ip, sendto, datagram, port) end
+  return retry(self, "sendr", "sendto", datagram, ip, port)
+end
 
 wrap.common(m)
-m.setpeername = passthrough_class("setpeername")
-m.setsockname = passthrough_class("setsockname")
+local setpeername = passthrough_class("setpeername")
+local setsockname = passthrough_class("setsockname")
+
+--- setpeername(host, port) / setsockname(host, port): LuaSocket's; a host name
+--- is looked up in the loop first ("*" and addresses go to LuaSocket as they are).
+function m:setpeername(host, port)
+  if is_name(host) then return resolve.each_address(self, host, setpeername, port) end
+  return setpeername(self, host, port)
+end
+
+function m:setsockname(host, port)
+  if is_name(host) then return resolve.each_address(self, host, setsockname, port) end
+  return setsockname(self, host, port)
+end
 
 return m

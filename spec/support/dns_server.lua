@@ -1,0 +1,286 @@
+-- spec/support/dns_server.lua: a small DNS server on 127.0.0.1 for the
+-- resolver's specs and bench: UDP and TCP on one port, answers from a table,
+-- and the misbehaviour a resolver must survive.
+--
+--   local dns_server = require "spec.support.dns_server"
+--   local srv = dns_server.start(zone)   -- in a task: spawns the server's tasks
+--   cosock.socket.dns.setservers { srv.address }
+--   ...
+--   srv:stop()                           -- closes its sockets; its tasks end
+--
+-- zone[name] (lower case, no final dot) says how to answer a query for name:
+--   a = {"127.0.0.1", ...}, aaaa = {"::1", ...}, ptr = "name"   the records
+--                      (a name with no record of the type asked: NOERROR, no
+--                      answer, which resolvers call NODATA)
+--   rcode = "nxdomain" | "servfail" | "refused" | "formerr"   fail that way
+--   delay = s          answer s seconds later (other queries go on meanwhile)
+--   hold = true        answer only once srv:release(name) is called
+--   drop = true        never answer
+--   tc = true          over UDP answer with the TC bit and no records (the
+--                      resolver then asks again over TCP, which answers fully)
+--   garbage = "short" | "id" | "body"   answer with junk: 5 bytes; a whole
+--                      answer with another id; the right id and question
+--                      with an answer record cut short
+-- A name not in the zone gets NXDOMAIN. Only 127.0.0.1 and ::1 appear in the
+-- specs' records.
+--
+-- What it saw: srv.queries (count), srv.log (list of {name=, type=, proto=
+-- "udp"|"tcp"}), srv.answered (answers sent), srv:count(name).
+--
+-- The codec (D.parse_query, D.answer) is plain string.pack, usable outside
+-- cosock (bench/dns_server.lua runs it in a separate process).
+
+local D = {}
+
+local TYPES = { [1] = "A", [28] = "AAAA", [12] = "PTR" }
+local RCODES = { nxdomain = 3, servfail = 2, refused = 5, formerr = 1 }
+
+-- ---------------------------------------------------------------------------
+-- the wire format (RFC 1035)
+
+--- parse_query(msg) -> {id, rd, name, qtype, question} or nil: the first
+--- question of a query (name in lower case, without the final dot; question:
+--- the raw bytes of the question section, for the answer).
+function D.parse_query(msg)
+  if #msg < 12 then return nil end
+  local id, flags, qd = string.unpack(">I2I2I2", msg)
+  if qd < 1 then return nil end
+  local pos, labels = 13, {}
+  while true do
+    local len = msg:byte(pos)
+    if len == nil or len >= 64 then return nil end
+    pos = pos + 1
+    if len == 0 then break end
+    labels[#labels + 1] = msg:sub(pos, pos + len - 1)
+    pos = pos + len
+  end
+  if #msg < pos + 3 then return nil end
+  local qtype = string.unpack(">I2", msg, pos)
+  return {
+    id = id, rd = flags & 0x0100, name = table.concat(labels, "."):lower(), qtype = qtype,
+    question = msg:sub(13, pos + 3),
+  }
+end
+
+local function encode_name(name)
+  local out = {}
+  for label in name:gmatch("[^.]+") do out[#out + 1] = string.char(#label) .. label end
+  return table.concat(out) .. "\0"
+end
+
+--- The 16 bytes of a textual IPv6 address (with at most one "::").
+local function ipv6_bytes(text)
+  local head, tail = text:match("^(.-)::(.*)$")
+  local function groups(s)
+    local g = {}
+    for h in s:gmatch("[^:]+") do g[#g + 1] = tonumber(h, 16) end
+    return g
+  end
+  local g
+  if head then
+    local a, b = groups(head), groups(tail)
+    g = a
+    for _ = 1, 8 - #a - #b do g[#g + 1] = 0 end
+    for _, v in ipairs(b) do g[#g + 1] = v end
+  else
+    g = groups(text)
+  end
+  return string.pack(">I2I2I2I2I2I2I2I2", table.unpack(g, 1, 8))
+end
+
+local function ipv4_bytes(text)
+  local a, b, c, d = text:match("^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
+  return string.char(tonumber(a), tonumber(b), tonumber(c), tonumber(d))
+end
+
+--- answer(q, rule, proto) -> message: the answer to the parsed query q by
+--- the zone rule (nil: NXDOMAIN); proto "udp" or "tcp" (the TC rule).
+function D.answer(q, rule, proto)
+  local rcode, tc, records = 0, false, {}
+  if rule == nil then
+    rcode = 3
+  elseif rule.rcode then
+    rcode = RCODES[rule.rcode] or rule.rcode
+  elseif rule.tc and proto == "udp" then
+    tc = true
+  else
+    local function add(rtype, data)
+      records[#records + 1] = string.pack(">I2I2I2I4s2", 0xC00C, rtype, 1, 60, data)
+    end
+    if q.qtype == 1 then
+      for _, ip in ipairs(rule.a or {}) do add(1, ipv4_bytes(ip)) end
+    elseif q.qtype == 28 then
+      for _, ip in ipairs(rule.aaaa or {}) do add(28, ipv6_bytes(ip)) end
+    elseif q.qtype == 12 and rule.ptr then
+      add(12, encode_name(rule.ptr))
+    end
+  end
+  local flags = 0x8000 | 0x0400 | q.rd | 0x0080 | rcode | (tc and 0x0200 or 0)
+  return string.pack(">I2I2I2I2I2I2", q.id, flags, 1, #records, 0, 0) .. q.question ..
+    table.concat(records)
+end
+
+--- junk(q, kind) -> message: what the "garbage" rule sends.
+function D.junk(q, kind)
+  if kind == "id" then
+    local a = D.answer(q, { a = { "127.0.0.1" } }, "udp")
+    return string.pack(">I2", (q.id + 1) & 0xFFFF) .. a:sub(3)
+  elseif kind == "body" then
+    return string.pack(">I2I2I2I2I2I2", q.id, 0x8580, 1, 1, 0, 0) .. q.question .. "\192\12\0"
+  end
+  return "\1\2\3\4\5"
+end
+
+-- ---------------------------------------------------------------------------
+-- the server, as cosock tasks
+
+local Server = {}
+Server.__index = Server
+
+function Server:count(name)
+  local n = 0
+  for _, e in ipairs(self.log) do
+    if e.name == name then n = n + 1 end
+  end
+  return n
+end
+
+--- release(name): sends the answers held for name (rule hold = true), and
+--- answers later queries for it at once.
+function Server:release(name)
+  self.released[name] = true
+  local held = self.held[name] or {}
+  self.held[name] = nil
+  for _, send in ipairs(held) do send() end
+end
+
+function Server:stop()
+  self.stopped = true
+  self.udp:close()
+  self.tcp:close()
+  for c in pairs(self.conns) do c:close() end
+end
+
+-- Decides and sends the answer to msg; send(reply) delivers it.
+function Server:handle(msg, proto, send)
+  local q = D.parse_query(msg)
+  if q == nil then return end
+  self.queries = self.queries + 1
+  self.log[#self.log + 1] = { name = q.name, type = TYPES[q.qtype] or q.qtype, proto = proto }
+  local rule = self.zone[q.name]
+  local function reply()
+    if self.stopped then return end
+    self.answered = self.answered + 1
+    if rule and rule.garbage then send(D.junk(q, rule.garbage)) else send(D.answer(q, rule, proto)) end
+  end
+  if rule and rule.drop then return end
+  if rule and rule.hold and not self.released[q.name] then
+    local held = self.held[q.name] or {}
+    self.held[q.name] = held
+    held[#held + 1] = reply
+  elseif rule and rule.delay then
+    self.spawn(function()
+      require("cosock").socket.sleep(rule.delay)
+      reply()
+    end, "dns server: delayed answer")
+  else
+    reply()
+  end
+end
+
+--- start(zone [, opts]) -> server: in a task, binds UDP and TCP on one port of
+--- 127.0.0.1 (opts.port, or one both are free on) and spawns the tasks that
+--- serve them (with opts.spawn, default cosock.spawn).
+function D.start(zone, opts)
+  opts = opts or {}
+  local cosock = require "cosock"
+  local socket = cosock.socket
+  local port = opts.port
+  local self = setmetatable({
+    zone = zone or {}, spawn = opts.spawn or cosock.spawn, log = {}, queries = 0, answered = 0,
+    held = {}, released = {}, conns = {}, stopped = false,
+  }, Server)
+  -- The same port number for both (a resolver asks TCP on the UDP port).
+  for _ = 1, 20 do
+    local u = assert(socket.udp())
+    assert(u:setsockname("127.0.0.1", port or 0))
+    local _, p = u:getsockname()
+    local t = assert(socket.tcp4())
+    if t:setoption("reuseaddr", true) and t:bind("127.0.0.1", p) and t:listen(32) then
+      self.udp, self.tcp, self.port = u, t, tonumber(p)
+      break
+    end
+    u:close()
+    t:close()
+  end
+  assert(self.port, "no port for both UDP and TCP")
+  self.address = "127.0.0.1:" .. self.port
+  self.spawn(function()
+    while true do
+      local msg, ip, peer = self.udp:receivefrom()
+      if not msg then break end
+      self:handle(msg, "udp", function(reply) self.udp:sendto(reply, ip, peer) end)
+    end
+  end, "dns server: udp")
+  self.spawn(function()
+    while true do
+      local c = self.tcp:accept()
+      if not c then break end
+      self.conns[c] = true
+      self.spawn(function()
+        c:settimeout(10)
+        while true do
+          local len = c:receive(2)
+          if not len then break end
+          local msg = c:receive((string.unpack(">I2", len)))
+          if not msg then break end
+          self:handle(msg, "tcp", function(reply) c:send(string.pack(">s2", reply)) end)
+        end
+        self.conns[c] = nil
+        c:close()
+      end, "dns server: tcp connection")
+    end
+  end, "dns server: tcp")
+  return self
+end
+
+-- ---------------------------------------------------------------------------
+-- for the specs
+
+--- session(zone, fn [, opts]): runs fn(srv, dns) in a task of a cosock.run(),
+--- with a server for zone and the resolver pointed at it (opts.timeout, per
+--- try, default 0.2 s; opts.tries, default 2). Afterwards it waits (at most
+--- 5 s) until no lookup is in flight, so the loop is left clean, and stops
+--- the server. Errors of fn come out of run.
+function D.session(zone, fn, opts)
+  opts = opts or {}
+  local cosock = require "cosock"
+  local core = require "cosock.core"
+  local net = require "spec.support.net"
+  local dns = cosock.socket.dns
+  cosock.spawn(function()
+    local srv = D.start(zone)
+    assert(dns.configure { servers = { srv.address }, timeout = opts.timeout or 0.2, tries = opts.tries or 2 })
+    fn(srv, dns)
+    D.drain()
+    srv:stop()
+  end, "dns session")
+  net.run()
+end
+
+--- drain(): in a task, waits (at most 5 s) until no lookup is in flight.
+function D.drain()
+  local cosock = require "cosock"
+  local core = require "cosock.core"
+  for _ = 1, 500 do
+    if core.dns_stats().lookups == 0 then return end
+    cosock.socket.sleep(0.01)
+  end
+  error("lookups still in flight after 5 s", 2)
+end
+
+--- A spec's servers when it has none: the discard port of 127.0.0.1, so no
+--- lookup of a spec ever reaches the system's DNS server.
+D.NOWHERE = "127.0.0.1:9"
+
+return D
