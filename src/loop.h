@@ -31,6 +31,7 @@
 
 struct cn_task;
 struct cn_tobj;
+struct cn_pwait;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -117,6 +118,20 @@ typedef struct cn_loop {
     int r_anchor;             /* registry: timer (light) -> timer, while a waker is set */
     int r_mt;                 /* registry: this loop's timer metatable */
   } timers;
+
+  /* predicate.c: the predicate waits of cosock.when. */
+  struct {
+    struct cn_pwait *w;       /* the waits, oldest first (ended ones marked gone) */
+    int n, cap;
+    int live;                 /* waits not marked gone */
+    int busy;                 /* evaluations on the C stack using the evaluator */
+    int evaluated;            /* the last pass evaluated the predicates */
+    double interval;          /* seconds between evaluations while no task runs */
+    double last;              /* clock of the last evaluation */
+    int r_ws;                 /* registry: ws[i + 1] is the wait table of w[i] */
+    int r_ev;                 /* registry: the evaluator coroutine, or false */
+    int r_mt;                 /* registry: metatable of a wait table yielded as an object */
+  } preds;
 
   /* luasocket_tcp.c */
   struct {
