@@ -16,10 +16,12 @@
 #include "luasocket_tcp.h"
 #include "metadata.h"
 #include "park.h"
+#include "predicate.h"
 #include "run.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
+#include "wakers.h"
 #include "wrapper.h"
 
 #define LOOP_MT "cosock.loop"
@@ -57,6 +59,7 @@ static int l_reset(lua_State *L) {
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
   cn_tobj_reset(L, lp, 5);                     /* cannot fail */
+  cn_preds_reset(L, lp);                       /* cannot fail */
   cn_run_reset(L, lp);
   return 0;
 }
@@ -90,6 +93,7 @@ static int loop_gc(lua_State *L) {
   cn_loop *lp = luaL_checkudata(L, 1, LOOP_MT);
   cn_tasks_free(L, lp);
   cn_tobj_free(L, lp);
+  cn_preds_free(L, lp);
   cn_waiters_free(L, lp);
   cn_park_free(L, lp);
   cn_run_free(L, lp);
@@ -131,6 +135,8 @@ int luaopen_cosock_core(lua_State *L) {
   cn_wrapper_open(L);
   cn_chanwait_open(L);
   cn_tobj_open(L, lp);
+  cn_preds_open(L, lp);
+  cn_wakers_open(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);
