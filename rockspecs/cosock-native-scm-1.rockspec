@@ -46,7 +46,9 @@ build = {
     ["cosock.socket.wrap"] = "lua/cosock/socket/wrap.lua",
     ["cosock.ssl"] = "lua/cosock/ssl.lua",
     ["cosock.ssl.https"] = "lua/cosock/ssl/https.lua",
+    ["cosock.signal"] = "lua/cosock/signal.lua",
     ["cosock.timer"] = "lua/cosock/timer.lua",
+    ["cosock.when"] = "lua/cosock/when.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
