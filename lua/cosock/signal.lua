@@ -11,8 +11,8 @@
 ---
 --- Each waiter is a node of its name's list, oldest first, and speaks the
 --- waker protocol: the waiting task yields it (with INTERNAL: no ready lists
---- are built), the loop hands it a waker, and a signal stores its arguments
---- in the node and calls that waker. A wait that ends otherwise (a timeout, a
+--- are built), the loop hands it a waker (and the node joins its list), and a
+--- signal stores its arguments in the node and calls that waker. A wait that ends otherwise (a timeout, a
 --- cancel, an error while parking) makes the loop call setwaker(kind, nil),
 --- which takes the node out of its list at once. A waker that no longer
 --- wakes (its task timed out and was not resumed yet, or reset forgot it) is
@@ -89,9 +89,12 @@ local function unlink(node)
   if not l.head and lists[node.name] == l then lists[node.name] = nil end
 end
 
---- node:setwaker("recvr", fn): the waker protocol. A node signalled before
---- its task parked calls the waker at once; a waker taken back (nil) before
---- any signal means the wait ended without one: the node leaves its list.
+--- node:setwaker("recvr", fn): the waker protocol. The waker comes when the
+--- task parks: a wait()'s node joins its list then (so a wait that could not
+--- be made, for lack of memory, leaves no waiter behind); an on() node is in
+--- it already, and one signalled before its task parked calls the waker at
+--- once. A waker taken back (nil) before any signal means the wait ended
+--- without one: the node leaves its list.
 function node_methods:setwaker(kind, fn)
   if kind ~= "recvr" then
     error("unsupported wake kind: " .. tostring(kind), 2)
@@ -101,6 +104,7 @@ function node_methods:setwaker(kind, fn)
     if not self.args then unlink(self) end
     return
   end
+  if not self.list and not self.args then link(self) end -- (may raise: then not linked)
   self.waker = fn
   if self.args then fn() end
 end
@@ -110,8 +114,7 @@ local function reaches(node)
   local w = node.waker
   if w then return not waker_stale(w) end
   local h = node.handle
-  if h then return h:is_alive() end -- on(): its task has not parked yet
-  return true                        -- its task is on its way to park
+  return h and h:is_alive() -- on(): its task has not parked yet
 end
 
 -- Stores the arguments and wakes the task (the node is out of its list).
@@ -128,23 +131,16 @@ local function wait_node(node, timeout)
   local deadline = timeout and monotime() + timeout
   while true do
     local _, _, err = yield(recvt, nil, timeout, INTERNAL)
+    -- (the loop took the waker back: the node is out of its list unless signalled)
     local args = node.args
     if args then return args end
-    if err == "timeout" then
-      unlink(node)
-      return nil
-    end
+    if err == "timeout" then return nil end
     -- Resumed for something else (a coroutine of the task's forwarding its
     -- yields): wait again, at the end of the list.
     if deadline then
       timeout = deadline - monotime()
-      if timeout <= 0 then
-        unlink(node)
-        return nil
-      end
+      if timeout <= 0 then return nil end
     end
-    unlink(node)
-    link(node)
   end
 end
 
@@ -161,9 +157,7 @@ function m.wait(name, timeout)
   if not isyieldable() then
     error("signal.wait: only a task can wait (called outside a task)", 2)
   end
-  local node = new_node(name)
-  link(node)
-  local args = wait_node(node, timeout)
+  local args = wait_node(new_node(name), timeout) -- (it joins its list as it parks)
   if args == nil then return nil, "timeout" end
   return true, unpack(args, 1, args.n)
 end
@@ -245,13 +239,18 @@ function m.on(name, fn, taskname)
   local node = new_node(name)
   local h = spawn(function()
     node.started = true
-    local args = node.args or wait_node(node)
+    local args = node.args
+    if not args then
+      if not node.list then return end -- on() failed after spawning (memory): no waiter
+      args = wait_node(node)
+    end
     return fn(unpack(args, 1, args.n))
   end, taskname)
   node.handle = h
-  link(node)
+  -- Each step may raise for memory; the task then finds no list and ends.
+  fresh[nfresh + 1] = node
   nfresh = nfresh + 1
-  fresh[nfresh] = node
+  link(node)
   if nfresh > sweep_at then sweep() end
   return h
 end
