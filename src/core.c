@@ -18,6 +18,7 @@
 #include "park.h"
 #include "predicate.h"
 #include "run.h"
+#include "sigwait.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
@@ -137,6 +138,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_tobj_open(L, lp);
   cn_preds_open(L, lp);
   cn_wakers_open(L);
+  cn_sigwait_open(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);
