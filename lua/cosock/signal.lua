@@ -9,34 +9,37 @@
 ---
 --- A name is any value but nil and NaN. A signal nobody waits for is lost.
 ---
---- Each waiter is a node of its name's list, oldest first, and speaks the
---- waker protocol: the waiting task yields it (with INTERNAL: no ready lists
---- are built), the loop hands it a waker (and the node joins its list), and a
---- signal stores its arguments in the node and calls that waker. A wait that ends otherwise (a timeout, a
---- cancel, an error while parking) makes the loop call setwaker(kind, nil),
---- which takes the node out of its list at once. A waker that no longer
---- wakes (its task timed out and was not resumed yet, or reset forgot it) is
---- recognised with core.waker_stale (src/wakers.c): such a node is dropped,
---- not counted. So a signal costs work for the waiters it reaches, and
---- waiting costs nothing per pass.
+--- Each waiter is a node of its name's list, oldest first. The waiting task
+--- parks in C (core.signal_park, src/sigwait.c) with a ticket on its node,
+--- and a signal stores its arguments in the node and wakes the task through
+--- the ticket (core.signal_wake), which says whether the wait still goes on:
+--- a node whose wait ended otherwise (a timeout not yet seen by its task, a
+--- cancel, reset) is skipped and not counted. A task that times out takes its
+--- node out itself; the nodes of cancelled tasks are dropped when a signal
+--- passes them, or when their list has doubled since it was last swept. So a
+--- signal costs work for the nodes of its own name only, and waiting costs
+--- nothing per pass. Where the task forwards its yields from a coroutine, the
+--- node is waited on through the waker protocol (setwaker) instead.
 
 local type, error, tostring, setmetatable = type, error, tostring, setmetatable
-local yield, isyieldable = coroutine.yield, coroutine.isyieldable
+local isyieldable = coroutine.isyieldable
 local pack, unpack = table.pack, table.unpack
 
 local core = require "cosock.core"
-local spawn, monotime, waker_stale, INTERNAL = core.spawn, core.monotime, core.waker_stale, core.INTERNAL
+local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale
+local signal_park, signal_wake, signal_ticket = core.signal_park, core.signal_wake, core.signal_ticket
 
 local m = {}
 
--- name -> { head = node, tail = node }; a name without waiters has no list.
+-- name -> { head = node, tail = node, n = nodes, sweep_at = n }; a name
+-- without waiters has no list.
 local lists = {}
 
 -- Argument checks, raising at the caller of the public function.
-local function check_name(fname, name, argn)
+local function check_name(fname, name)
   if name == nil or name ~= name then
-    error(("bad argument #%d to '%s' (signal name expected, got %s)"):format(
-      argn or 1, fname, name == nil and "nil" or "NaN"), 3)
+    error(("bad argument #1 to '%s' (signal name expected, got %s)"):format(
+      fname, name == nil and "nil" or "NaN"), 3)
   end
 end
 
@@ -54,29 +57,28 @@ end
 local node_methods = {}
 local node_mt = { __index = node_methods, __name = "cosock.signal waiter" }
 
--- Every field exists from the start (false for none), so that setting one
--- later never allocates: a signal then cannot fail half way for memory.
+-- Every field exists from the start (false or 0 for none), so that setting
+-- one later never allocates: a signal cannot fail half way for memory.
 local function new_node(name)
   return setmetatable({
     name = name,
-    list = false,    -- the list it is linked in
+    list = false,       -- the list it is linked in
     prev = false, next = false,
-    waker = false,   -- the loop's waker while its task waits
-    args = false,    -- the signal's arguments once signalled (packed)
-    handle = false,  -- on(): the task's handle (it may not have parked yet)
-    started = false, -- on(): the task has run
+    wslot = -1, wid = 0, -- the ticket of its task's wait (src/sigwait.c)
+    waker = false,      -- the loop's waker, when waited on through setwaker
+    args = false,       -- the signal's arguments once signalled (packed)
+    handle = false,     -- on(): the task's handle
+    started = false,    -- on(): the task has run
   }, node_mt)
 end
 
-local function link(node)
-  local l = lists[node.name]
-  if l == nil then
-    l = { head = false, tail = false }
-    lists[node.name] = l
-  end
-  node.list, node.prev, node.next = l, l.tail, false
-  if l.tail then l.tail.next = node else l.head = node end
-  l.tail = node
+-- True while a signal would reach the node's task.
+local function waiting(node)
+  if node.wid ~= 0 then return signal_ticket(node) end
+  local w = node.waker
+  if w then return not waker_stale(w) end
+  local h = node.handle -- on(): its task has not waited yet
+  return h and not node.started and h:is_alive() or false
 end
 
 local function unlink(node)
@@ -86,15 +88,43 @@ local function unlink(node)
   if p then p.next = n else l.head = n end
   if n then n.prev = p else l.tail = p end
   node.list, node.prev, node.next = false, false, false
+  l.n = l.n - 1
   if not l.head and lists[node.name] == l then lists[node.name] = nil end
 end
 
---- node:setwaker("recvr", fn): the waker protocol. The waker comes when the
---- task parks: a wait()'s node joins its list then (so a wait that could not
---- be made, for lack of memory, leaves no waiter behind); an on() node is in
---- it already, and one signalled before its task parked calls the waker at
---- once. A waker taken back (nil) before any signal means the wait ended
---- without one: the node leaves its list.
+-- Drops the nodes that no signal would reach (their tasks were cancelled, or
+-- reset forgot them); the list is swept again once it has doubled.
+local function sweep(l)
+  local node = l.head
+  while node do
+    local nxt = node.next
+    if not waiting(node) then unlink(node) end
+    node = nxt
+  end
+  l.sweep_at = l.n * 2 > 64 and l.n * 2 or 64
+end
+
+-- Links the node at the end of its name's list. It either raises (memory)
+-- before changing anything, or links it.
+local function link(node)
+  local l = lists[node.name]
+  if l == nil then
+    l = { head = false, tail = false, n = 0, sweep_at = 64 }
+    lists[node.name] = l
+  elseif l.n >= l.sweep_at then
+    sweep(l)
+    if lists[node.name] ~= l then return link(node) end -- (the sweep emptied it)
+  end
+  node.list, node.prev, node.next = l, l.tail, false
+  if l.tail then l.tail.next = node else l.head = node end
+  l.tail = node
+  l.n = l.n + 1
+end
+
+--- node:setwaker("recvr", fn): the waker protocol, for a node waited on from
+--- a coroutine whose yields its task forwards. A node signalled before the
+--- waker came calls it at once; a waker taken back (nil) before any signal
+--- means the wait ended without one: the node leaves its list.
 function node_methods:setwaker(kind, fn)
   if kind ~= "recvr" then
     error("unsupported wake kind: " .. tostring(kind), 2)
@@ -104,44 +134,74 @@ function node_methods:setwaker(kind, fn)
     if not self.args then unlink(self) end
     return
   end
-  if not self.list and not self.args then link(self) end -- (may raise: then not linked)
+  if not self.list and not self.args then link(self) end
   self.waker = fn
   if self.args then fn() end
 end
 
--- True when a signal would reach the node's task.
-local function reaches(node)
-  local w = node.waker
-  if w then return not waker_stale(w) end
-  local h = node.handle
-  return h and h:is_alive() -- on(): its task has not parked yet
-end
-
--- Stores the arguments and wakes the task (the node is out of its list).
+-- Gives the node the signal's arguments and wakes its task; false (and
+-- nothing done) when no signal would reach it any more.
 local function deliver(node, args)
-  node.args = args
+  if node.wid ~= 0 then
+    if not signal_wake(node) then return false end
+    node.args = args
+    return true
+  end
   local w = node.waker
-  if w then w() end
+  if w then
+    if waker_stale(w) then return false end
+    node.args = args
+    w()
+    return true
+  end
+  local h = node.handle -- on(): its task reads the arguments when it starts
+  if h and not node.started and h:is_alive() then
+    node.args = args
+    return true
+  end
+  return false
 end
 
--- Waits in the calling task until the node is signalled: the packed
+-- Waits in the calling task until the linked node is signalled: the packed
 -- arguments, or nil on timeout (timeout as wait takes it).
 local function wait_node(node, timeout)
-  local recvt = { node }
   local deadline = timeout and monotime() + timeout
   while true do
-    local _, _, err = yield(recvt, nil, timeout, INTERNAL)
-    -- (the loop took the waker back: the node is out of its list unless signalled)
+    local _, _, err = signal_park(node, timeout)
     local args = node.args
     if args then return args end
-    if err == "timeout" then return nil end
+    if err == "timeout" then
+      unlink(node)
+      return nil
+    end
     -- Resumed for something else (a coroutine of the task's forwarding its
-    -- yields): wait again, at the end of the list.
+    -- yields): wait on, in its place if it is still listed.
     if deadline then
       timeout = deadline - monotime()
-      if timeout <= 0 then return nil end
+      if timeout <= 0 then
+        unlink(node)
+        return nil
+      end
     end
+    if not node.list then link(node) end
   end
+end
+
+-- The node of the calling coroutine's waits, made on its first one: a
+-- coroutine waits on one signal at a time, and once its wait returned no
+-- list and no signal holds its node any more. (Saves a table per wait.)
+local nodes_of = setmetatable({}, { __mode = "k" })
+
+local function reusable(name)
+  local co = coroutine.running()
+  local node = nodes_of[co]
+  if node == nil then
+    node = new_node(name)
+    nodes_of[co] = node
+  else
+    node.name = name
+  end
+  return node
 end
 
 ---------------------------------------------------------------------------
@@ -157,7 +217,10 @@ function m.wait(name, timeout)
   if not isyieldable() then
     error("signal.wait: only a task can wait (called outside a task)", 2)
   end
-  local args = wait_node(new_node(name), timeout) -- (it joins its list as it parks)
+  local node = reusable(name)
+  link(node)
+  local args = wait_node(node, timeout)
+  node.args = false
   if args == nil then return nil, "timeout" end
   return true, unpack(args, 1, args.n)
 end
@@ -172,10 +235,7 @@ function m.one(name, ...)
   while l.head do
     local node = l.head
     unlink(node)
-    if reaches(node) then
-      deliver(node, args)
-      return 1
-    end
+    if deliver(node, args) then return 1 end
   end
   return 0
 end
@@ -193,37 +253,10 @@ function m.all(name, ...)
   while node do
     local nxt = node.next
     node.list, node.prev, node.next = false, false, false
-    if reaches(node) then
-      n = n + 1
-      deliver(node, args)
-    end
+    if deliver(node, args) then n = n + 1 end
     node = nxt
   end
   return n
-end
-
--- Nodes of on() whose task has not run yet: one cancelled before it ran
--- never tells its node (it never parked), so now and then they are looked
--- at and those of dead tasks leave their lists. Amortised: the sweep runs
--- when the set doubled since the last one.
-local fresh, nfresh, sweep_at = {}, 0, 64
-
-local function sweep()
-  local j = 0
-  for i = 1, nfresh do
-    local node = fresh[i]
-    fresh[i] = nil
-    if not node.started and node.list then
-      if node.handle:is_alive() then
-        j = j + 1
-        fresh[j] = node
-      else
-        unlink(node)
-      end
-    end
-  end
-  nfresh = j
-  sweep_at = j * 2 > 64 and j * 2 or 64
 end
 
 --- on(name, fn [, taskname]) -> handle: a one-shot waiter of name,
@@ -247,11 +280,7 @@ function m.on(name, fn, taskname)
     return fn(unpack(args, 1, args.n))
   end, taskname)
   node.handle = h
-  -- Each step may raise for memory; the task then finds no list and ends.
-  fresh[nfresh + 1] = node
-  nfresh = nfresh + 1
-  link(node)
-  if nfresh > sweep_at then sweep() end
+  link(node) -- (may raise for memory: the task then finds no list and ends)
   return h
 end
 
