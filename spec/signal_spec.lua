@@ -252,6 +252,44 @@ describe("cosock.signal", function()
       L.assert_clean()
     end)
 
+    it("does not count a cancelled waiter that waited from a coroutine whose yields its task forwards", function()
+      local h = cosock.spawn(function()
+        local co = coroutine.wrap(function() return "done", signal.wait("fwd") end)
+        local v = pack(co())
+        while v[1] ~= "done" do v = pack(co(coroutine.yield(table.unpack(v, 1, v.n)))) end
+        error("resumed after its cancel")
+      end, "forwarding")
+      cosock.spawn(function()
+        L.pass()
+        h:cancel()
+        assert.equal(0, signal.one("fwd"))
+      end)
+      cosock.run()
+      L.assert_clean()
+    end)
+
+    it("does not keep the waiters of cancelled tasks: they do not pile up behind a long wait", function()
+      cosock.spawn(function() signal.wait("pile", 5) end, "long waiter at the head")
+      local before
+      cosock.spawn(function()
+        L.pass()
+        collectgarbage()
+        before = collectgarbage("count")
+        for _ = 1, 20 do
+          local hs = {}
+          for i = 1, 1000 do hs[i] = cosock.spawn(function() signal.wait("pile") end) end
+          L.pass()
+          for i = 1, 1000 do hs[i]:cancel() end
+        end
+        collectgarbage()
+        local grown = collectgarbage("count") - before
+        assert.is_true(grown < 1024, ("%.0f KB left by 20,000 cancelled waiters"):format(grown))
+        assert.equal(1, signal.all("pile"))
+      end)
+      cosock.run()
+      L.assert_clean()
+    end)
+
     it("does not count a waiter that reset forgot", function()
       cosock.spawn(function() signal.wait("r") end, "forgotten")
       cosock.spawn(function() L.pass(); error("stop here") end, "stop")
