@@ -507,3 +507,34 @@ describe("cosock.when", function()
     end)
   end)
 end)
+
+describe("examples/predicates.lua (the seed's predicate and signal test programs)", function()
+  before_each(function() cosock.reset() end)
+
+  it("runs as the seed describes it", function()
+    local out, ok, err = L.capture(dofile, "examples/predicates.lua")
+    assert.is_true(ok, err)
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do lines[#lines + 1] = line end
+    local fives = {}
+    for _, line in ipairs(lines) do fives[#fives + 1] = tonumber(line:match("^!! matched 5 !! at (%d+)$")) end
+    local want = {}
+    for i = 5, 100, 5 do want[#want + 1] = i end
+    assert.same(want, fives)
+    local function at(s)
+      for i, line in ipairs(lines) do if line == s then return i end end
+      error("missing line: " .. s)
+    end
+    assert.is_true(at("!! matched 5 !! at 10") < at("PASSED: 12!!"))
+    assert.is_true(at("PASSED: 12!!") < at("!! matched 5 !! at 15"))
+    assert.is_true(at("reached 15!!") < at("!! matched 5 !! at 15"))
+    assert.is_true(at("!! matched 5 !! at 50") < at("PASSED: 50!!"))
+    assert.is_true(at("PASSED: 50!!") < at("!! matched 5 !! at 55"))
+    assert.is_true(at("WHEN IDX == 75!!") < at("!! matched 5 !! at 80"))
+    assert.is_true(at("counter done: signal.all woke 3") < at("finished: counter-1"))
+    assert.is_true(at("finished: counter-1") < at("finished: counter-2"))
+    assert.is_true(at("finished: counter-2") < at("finished: counter-3"))
+    assert.equal("== EVERY 2 == seen 50 times; run() returned", lines[#lines])
+    L.assert_clean()
+  end)
+end)
