@@ -417,7 +417,10 @@ void cn_preds_pass(lua_State *L, cn_loop *lp, int ran) {
   now = cn_clock_now();
   lp->preds.evaluated = 0;
   if (!ran && now - lp->preds.last < lp->preds.interval) return;
-  lp->preds.evaluated = 1;
+  /* Only an evaluation in a pass that ran no task lets the stall check
+   * through: a predicate's own side effects may have made an earlier one
+   * true, and get one more evaluation first. */
+  lp->preds.evaluated = !ran;
   lp->preds.last = now;
   luaL_checkstack(L, 8, NULL);
   cn_push_ref(L, lp->preds.r_ws);

@@ -24,8 +24,9 @@ static inline int cn_preds_pending(const cn_loop *lp) { return lp->preds.n > 0; 
 void cn_preds_pass(lua_State *L, cn_loop *lp, int ran);
 /* The poll timeout (-1: none) capped by the next evaluation's time. */
 double cn_preds_timeout(cn_loop *lp, double timeout);
-/* True when predicates wait that were not evaluated this pass: the stall
- * check must give them an evaluation first. */
+/* True when predicates wait that were not evaluated in this pass, or were
+ * in a pass that ran tasks: the stall check must give them an evaluation in
+ * the idle state first. */
 static inline int cn_preds_hold(const cn_loop *lp) {
   return lp->preds.live > 0 && !lp->preds.evaluated;
 }
