@@ -125,10 +125,10 @@ typedef struct cn_loop {
     int n, cap;
     int live;                 /* waits not marked gone */
     int busy;                 /* evaluations on the C stack using the evaluator */
-    int evaluated;            /* the last pass evaluated the predicates */
+    int evaluated;            /* the last pass evaluated them, and ran no task */
     double interval;          /* seconds between evaluations while no task runs */
     double last;              /* clock of the last evaluation */
-    int r_ws;                 /* registry: ws[i + 1] is the wait table of w[i] */
+    int r_ws;                 /* registry: w[i]'s predicate at 2i+1, its result table at 2i+2 */
     int r_ev;                 /* registry: the evaluator coroutine, or false */
     int r_mt;                 /* registry: metatable of a wait table yielded as an object */
   } preds;
