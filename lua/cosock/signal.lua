@@ -212,14 +212,22 @@ end
 --- their count kept), or nil, "timeout" once timeout seconds passed first. In a
 --- task only. A timeout of 0 lets the other tasks of this pass signal.
 function m.wait(name, timeout)
-  check_name("wait", name)
-  check_timeout("wait", timeout)
+  -- (the checks call out only to raise: this is the fan-out's hot path)
+  if name == nil or name ~= name then check_name("wait", name) end
+  if timeout ~= nil then check_timeout("wait", timeout) end
   if not isyieldable() then
     error("signal.wait: only a task can wait (called outside a task)", 2)
   end
   local node = reusable(name)
   link(node)
-  local args = wait_node(node, timeout)
+  local args
+  if timeout == nil then -- no timeout: nothing but a signal ends the wait
+    signal_park(node)
+    args = node.args
+    if not args then args = wait_node(node) end
+  else
+    args = wait_node(node, timeout)
+  end
   node.args = false
   if args == nil then return nil, "timeout" end
   return true, unpack(args, 1, args.n)
@@ -253,7 +261,14 @@ function m.all(name, ...)
   while node do
     local nxt = node.next
     node.list, node.prev, node.next = false, false, false
-    if deliver(node, args) then n = n + 1 end
+    if node.wid ~= 0 then -- (deliver's first case, inline: the fan-out's hot path)
+      if signal_wake(node) then
+        node.args = args
+        n = n + 1
+      end
+    elseif deliver(node, args) then
+      n = n + 1
+    end
     node = nxt
   end
   return n
