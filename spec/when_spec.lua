@@ -9,7 +9,7 @@ local cosock = require "cosock"
 local core = require "cosock.core"
 local L = require "spec.support.loop"
 
-local when, signal, timer = cosock.when, cosock.signal, cosock.timer
+local when, signal = cosock.when, cosock.signal
 local pack = table.pack
 
 local function err_of(f, ...)
