@@ -66,6 +66,8 @@ m.socket = require "cosock.socket"
 m.channel = require "cosock.channel"
 m.asyncify = require "cosock.asyncify"
 m.timer = require "cosock.timer"
+m.signal = require "cosock.signal"
+m.when = require "cosock.when"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
 -- TLS run where LuaSec is not installed.

@@ -53,7 +53,9 @@ build = {
     ["cosock.socket.wrap"] = "lua/cosock/socket/wrap.lua",
     ["cosock.ssl"] = "lua/cosock/ssl.lua",
     ["cosock.ssl.https"] = "lua/cosock/ssl/https.lua",
+    ["cosock.signal"] = "lua/cosock/signal.lua",
     ["cosock.timer"] = "lua/cosock/timer.lua",
+    ["cosock.when"] = "lua/cosock/when.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
@@ -63,6 +65,7 @@ build = {
         "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
         "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
+        "src/predicate.c", "src/wakers.c", "src/sigwait.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src" },
@@ -81,7 +84,7 @@ build = {
             "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
             "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
-            "src/lib/poller_epoll.c",
+            "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/lib/poller_epoll.c",
           },
         },
       },

@@ -18,11 +18,14 @@
 #include "metadata.h"
 #include "park.h"
 #include "resolver.h"
+#include "predicate.h"
 #include "run.h"
+#include "sigwait.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
 #include "watchdog.h"
+#include "wakers.h"
 #include "wrapper.h"
 
 #define LOOP_MT "cosock.loop"
@@ -61,6 +64,7 @@ static int l_reset(lua_State *L) {
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
   cn_tobj_reset(L, lp, 5);                     /* cannot fail */
   cn_dns_reset(L, lp);                         /* cannot fail */
+  cn_preds_reset(L, lp);                       /* cannot fail */
   cn_run_reset(L, lp);
   cn_acct_reset(lp);
   cn_wd_reset(L, lp);
@@ -100,6 +104,7 @@ static int loop_gc(lua_State *L) {
   cn_dns_free(L, lp);                          /* first: it unwatches its fds, unqueues its timers */
   cn_tasks_free(L, lp);
   cn_tobj_free(L, lp);
+  cn_preds_free(L, lp);
   cn_waiters_free(L, lp);
   cn_park_free(L, lp);
   cn_run_free(L, lp);
@@ -147,6 +152,9 @@ int luaopen_cosock_core(lua_State *L) {
   cn_channel_open(L);
   cn_tobj_open(L, lp);
   cn_dns_open(L, lp);
+  cn_preds_open(L, lp);
+  cn_wakers_open(L);
+  cn_sigwait_open(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

@@ -34,6 +34,7 @@ struct cn_tobj;
 struct cn_alloc_count;
 struct cn_resolver;
 struct cn_dnslook;
+struct cn_pwait;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -168,6 +169,20 @@ typedef struct cn_loop {
     int nboxes;               /* lookups (their Lua objects) not yet collected */
     int r_mt;                 /* registry: the lookup objects' metatable */
   } dns;
+
+  /* predicate.c: the predicate waits of cosock.when. */
+  struct {
+    struct cn_pwait *w;       /* the waits, oldest first (ended ones marked gone) */
+    int n, cap;
+    int live;                 /* waits not marked gone */
+    int busy;                 /* evaluations on the C stack using the evaluator */
+    int evaluated;            /* the last pass evaluated them, and ran no task */
+    double interval;          /* seconds between evaluations while no task runs */
+    double last;              /* clock of the last evaluation */
+    int r_ws;                 /* registry: w[i]'s predicate at 2i+1, its result table at 2i+2 */
+    int r_ev;                 /* registry: the evaluator coroutine, or false */
+    int r_mt;                 /* registry: metatable of a wait table yielded as an object */
+  } preds;
 
   /* luasocket_tcp.c */
   struct {

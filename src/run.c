@@ -17,6 +17,7 @@
 #include "handle.h"
 #include "lib/clock.h"
 #include "park.h"
+#include "predicate.h"
 #include "resolver.h"
 #include "run.h"
 #include "task.h"
@@ -180,6 +181,7 @@ static int stall(lua_State *L, cn_loop *lp) {
   cn_push_ref(L, lp->run.r_hook);
   if (lua_isfunction(L, -1)) lua_call(L, 0, 0);
   else lua_pop(L, 1);
+  /* (cosock.lua adds a line per task: lua/cosock/deadlock.lua) */
   return luaL_error(L, "cosock tried to call socket.select with no sockets and no timeout. "
                        "this is a bug, please report it, including the above dump state\n"
                        "cosock-native: every live task waits on something that nothing can wake "
@@ -190,13 +192,14 @@ static int run_passes(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   for (;;) {
     double timeout, now = 0, next;
-    int slot;
+    int slot, ran = cn_tasks_ready(lp) > 0;
     /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
     lp->run.pass++;
     cn_acct_pass(lp);
     cn_lists_swap(lp);
     while ((slot = cn_wake_pop(lp)) >= 0) resume_one(L, lp, slot);
     cn_acct_resumes_done(lp);
+    if (cn_preds_pending(lp)) cn_preds_pass(L, lp, ran); /* cosock.when's predicates */
     /* Steps 5-7, with counts instead of a scan of every thread. */
     if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) break;
     /* Step 8: interest is kept per fd; only drop what ended this pass. */
@@ -213,9 +216,11 @@ static int run_passes(lua_State *L) {
     if (cn_tasks_ready(lp) > 0) timeout = 0;
     else if (next >= 0) timeout = next > now ? next - now : 0;
     else timeout = -1;                         /* (deadlines are capped when armed) */
-    /* Step 11 (a timer object that nobody waits on wakes nobody). */
+    if (cn_preds_pending(lp)) timeout = cn_preds_timeout(lp, timeout);
+    /* Step 11 (a timer object that nobody waits on wakes nobody; predicates
+     * get an evaluation first). */
     if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
-        !cn_tobj_waited(lp))
+        !cn_tobj_waited(lp) && !cn_preds_hold(lp))
       stall(L, lp);
     /* Steps 12-15. */
     if (timeout == 0 && cn_fd_polled(lp) == 0) continue; /* nothing to poll, no wait */

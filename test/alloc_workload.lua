@@ -33,13 +33,17 @@ function W.prepare()
   handles.n = 0
 end
 
-local function spawn(fn, name)
-  local h = cosock.spawn(fn, name)
+-- Records a handle for cancel_all.
+local function keep(h)
   if handles.n < MAX_TASKS then -- (no allocation: the slots exist)
     handles.n = handles.n + 1
     handles[handles.n] = h
   end
   return h
+end
+
+local function spawn(fn, name)
+  return keep(cosock.spawn(fn, name))
 end
 
 function W.cancel_all()
@@ -183,6 +187,51 @@ local function lookups(checks)
   end, "dns")
 end
 
+-- cosock.signal and cosock.when: a waiter on a signal (one, with
+-- arguments), waiters woken by all, a one-shot signal.on, a task waiting on a
+-- predicate the loop evaluates, a whenever that ends after three calls, and
+-- a signal_on. Every wait has a time limit.
+local function signals(checks)
+  local signal, when = cosock.signal, cosock.when
+  local x, got, ever = 0, {}, 0
+  spawn(function()
+    local ok, a, b = signal.wait("s1", LIMIT)
+    assert(ok and a == "one" and b == nil, a)
+    got.one = true
+  end, "signal waiter")
+  for i = 1, 2 do
+    spawn(function()
+      assert(signal.wait("s2", LIMIT))
+      got[i] = true
+    end, "all waiter " .. i)
+  end
+  keep(signal.on("s3", function(v) assert(v == 3) got.on = true end))
+  spawn(function()
+    assert(when.wait(function() return x >= 3 end, LIMIT))
+    got.pred = true
+  end, "predicate waiter")
+  keep(when.whenever(function() if ever >= 3 then return nil end return x > 0 end,
+    function() ever = ever + 1 end))
+  spawn(function()
+    assert(signal.wait("s4", LIMIT))
+    got.signal_on = true
+  end, "signal_on waiter")
+  keep(when.signal_on(function() return x >= 4 end, "s4"))
+  spawn(function()
+    socket.sleep(0)
+    assert(signal.one("s1", "one", nil) == 1)
+    assert(signal.all("s2") == 2)
+    assert(signal.one("s3", 3) == 1)
+    for i = 1, 5 do x = i socket.sleep(0) end
+    for _ = 1, 200 do
+      if got.one and got[1] and got[2] and got.on and got.pred and got.signal_on and ever == 3 then break end
+      socket.sleep(0.001)
+    end
+    assert(got.one and got[1] and got[2] and got.on and got.pred and got.signal_on and ever == 3)
+    checks.signals = true
+  end, "signaller")
+end
+
 -- A task that raises: run() raises its error, the others carry on.
 local function erroring(checks)
   spawn(function() error("boom") end, "erroring")
@@ -240,7 +289,7 @@ local function accounting(checks)
   end, "hog")
 end
 
-local SECTIONS = { echo, timers, cancels, lookups, erroring, additions, accounting }
+local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting }
 
 function W.run()
   local checks = {}
@@ -248,8 +297,8 @@ function W.run()
   local ok, err = pcall(cosock.run)
   assert(not ok and tostring(err):find("boom", 1, true), "run should raise boom, got: " .. tostring(err))
   cosock.run()
-  assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.additions
-    and checks.accounting, "a section did not finish")
+  assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.signals
+    and checks.additions and checks.accounting, "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   return true

@@ -29,11 +29,14 @@ local cosock = require "cosock"
 local core = require "cosock.core"
 local socket = cosock.socket
 local channel = cosock.channel
+local signal = cosock.signal
+local when = cosock.when
 
 local F = {}
 
 -- What the sequences did, summed over F.run (printed by the program).
-F.counts = { steps = 0, yields = 0, resumed = 0, run_errors = 0, watchdog = 0, reports = 0 }
+F.counts = { steps = 0, yields = 0, resumed = 0, run_errors = 0, watchdog = 0, reports = 0,
+  pred_calls = 0, signalled = 0 }
 local counts = F.counts
 
 local WATCHDOG = 0.05 -- seconds a sequence may run before its tasks are cancelled
@@ -323,6 +326,93 @@ local DNS_CALLS = {
 local function dns_call(ctx)
   if core.dns == "c-ares" then pcall(ctx.pick(DNS_CALLS), ctx) end
 end
+-- ---------------------------------------------------------------------------
+-- signals and predicates (cosock.signal, cosock.when)
+
+local SIGNAL_NAMES = { "a", "b", 1 }
+local SIGNAL_TIMEOUTS = { false, false, 0, 0.001, 0.003 }
+
+-- What a signal raised by these steps carries: a waiter must get one of these.
+local function sent_by_us(v) return v == "sig" or v == "from pred" end
+
+-- A predicate that does something chosen at random on each call: true after
+-- a few calls, false, nil, raise, yield, wait, cancel a task (maybe its own),
+-- spawn, signal, call run or reset. alive() says whether the task waiting on
+-- it is alive: a predicate is never called for a task that is not.
+local function random_pred(ctx, alive)
+  local calls, after = 0, ctx.r(6)
+  return function()
+    if alive and not alive() then ctx.fail("a predicate was called for a task that is not alive") end
+    calls = calls + 1
+    counts.pred_calls = counts.pred_calls + 1
+    local kind = ctx.r(14)
+    if kind <= 2 then return calls >= after, "pred value" end
+    if kind == 3 then return nil end
+    if kind == 4 then error("predicate raised", 0) end
+    if kind == 5 then error({ "a table from a predicate" }) end
+    if kind == 6 then coroutine.yield() end
+    if kind == 7 then signal.wait("a") end
+    if kind == 8 and #ctx.handles > 0 then pcall(ctx.pick(ctx.handles).cancel, ctx.pick(ctx.handles)) end
+    if kind == 9 then signal.all(ctx.pick(SIGNAL_NAMES), "from pred") end
+    if kind == 10 then spawn_task(ctx, "from a predicate") end
+    if kind == 11 then pcall(cosock.run) pcall(cosock.reset) end
+    if kind == 12 then pcall(when.wait, function() return false end) end
+    return false
+  end
+end
+
+local PRED_TIMEOUTS = { false, false, 0, 0.001, 0.004 }
+
+local PREDICATE_STEPS = {
+  function(ctx, me) -- when.wait
+    local t = ctx.pick(PRED_TIMEOUTS)
+    local r = table.pack(pcall(when.wait, random_pred(ctx, function() return me.h:is_alive() end), t or nil))
+    if r[1] and r[2] == nil and r[3] ~= "timeout" then ctx.fail("when.wait returned nil without a timeout") end
+    if r[1] and r[3] == "timeout" and not t then ctx.fail("when.wait timed out without a timeout") end
+  end,
+  function(ctx) -- signal.wait
+    local t = ctx.pick(SIGNAL_TIMEOUTS)
+    local ok, got, v = pcall(signal.wait, ctx.pick(SIGNAL_NAMES), t or nil)
+    if ok and got == true then counts.signalled = counts.signalled + 1 end
+    if ok and got == true and not sent_by_us(v) then ctx.fail("a signal came with arguments nobody sent") end
+    if ok and got == nil and (v ~= "timeout" or not t) then ctx.fail("signal.wait ended without a signal or its timeout") end
+  end,
+  function(ctx) -- signal.one / signal.all
+    local f = ctx.r(2) == 1 and signal.one or signal.all
+    local n = f(ctx.pick(SIGNAL_NAMES), "sig", nil, ctx.r(3))
+    if math.type(n) ~= "integer" or n < 0 or (f == signal.one and n > 1) then
+      ctx.fail("signal." .. (f == signal.one and "one" or "all") .. " returned " .. tostring(n))
+    end
+  end,
+  function(ctx) -- when.when, when.whenever, when.signal_on, signal.on
+    if #ctx.handles >= MAX_TASKS then return end
+    local h
+    local pred = random_pred(ctx, function() return h == nil or h:is_alive() end)
+    local k = ctx.r(4)
+    if k == 1 then h = when.when(pred, function() end)
+    elseif k == 2 then h = when.whenever(pred, function() if ctx.r(3) == 1 then socket.sleep(0) end end)
+    elseif k == 3 then h = when.signal_on(pred, ctx.pick(SIGNAL_NAMES), "sig")
+    else h = signal.on(ctx.pick(SIGNAL_NAMES), function(v)
+      if not sent_by_us(v) then ctx.fail("signal.on's fn got arguments nobody sent") end
+    end) end
+    ctx.handles[#ctx.handles + 1] = h
+  end,
+  function(ctx) -- hostile arguments, and the interval
+    local calls = {
+      function() return signal.wait(nil) end,
+      function() return signal.one(0 / 0) end,
+      function() return signal.all() end,
+      function() return signal.wait("a", ctx.pick({ -1, "x", 0 / 0, {} })) end,
+      function() return signal.on("a", "not a function") end,
+      function() return when.wait(ctx.pick({ 5, "p", {} })) end,
+      function() return when.wait(function() return true end, ctx.pick({ -1, "x", 0 / 0 })) end,
+      function() return when.whenever(print, 7) end,
+      function() return when.signal_on(print, 0 / 0) end,
+      function() return when.set_interval(ctx.pick({ 0, -1, math.huge, "x", 0.001, 0.02 })) end,
+    }
+    pcall(ctx.pick(calls))
+  end,
+}
 
 local ACTIONS = {
   dns_call, dns_call,
@@ -371,6 +461,10 @@ local ACTIONS = {
       false, function() end, function(e) error(e, 0) end, function() error({ "from the handler" }) end,
     }) or nil)
   end,
+  function(ctx, me) ctx.pick(PREDICATE_STEPS)(ctx, me) end,
+  function(ctx, me) ctx.pick(PREDICATE_STEPS)(ctx, me) end,
+  function(ctx, me) ctx.pick(PREDICATE_STEPS)(ctx, me) end,
+  function(ctx, me) ctx.pick(PREDICATE_STEPS)(ctx, me) end,
 }
 
 function spawn_task(ctx, why)
@@ -515,9 +609,10 @@ if arg and arg[0] and arg[0]:match("fuzz%.lua$") then -- run as a program: lua5.
     os.exit(1)
   end
   print(("fuzz: %d sequences from seed %d passed (%.1f s CPU): %d task steps, %d yields, %d resumed,"
-    .. " %d errors out of run, %d ended by the watchdog, %d cosock.set_watchdog reports"):format(count, seed,
+    .. " %d errors out of run, %d ended by the watchdog, %d cosock.set_watchdog reports,"
+    .. " %d predicate calls, %d signals received"):format(count, seed,
     os.clock() - t0, counts.steps, counts.yields, counts.resumed, counts.run_errors, counts.watchdog,
-    counts.reports))
+    counts.reports, counts.pred_calls, counts.signalled))
 end
 
 return F

@@ -6,6 +6,7 @@
 ---   a channel sender (and whether any live task holds its receiver),
 ---   a socket (its fd, local and peer address),
 ---   a join (the task it joins, and the chain of joins when they form a cycle),
+---   a predicate of cosock.when, a signal of cosock.signal,
 ---   anything else by its tostring.
 --- Run only when the loop stalls: it walks the tasks' stacks with the debug
 --- library to find who holds the other end of a channel.
@@ -98,7 +99,12 @@ end
 local function wait_text(states, by_handle, st, w)
   local obj, channel = w.obj, package.loaded["cosock.channel"]
   local methods = method_table(obj)
-  if channel and methods == channel.receiver then
+  local top = debug.getinfo(st.co, 0, "f")
+  if top and top.func == core.pred_wait then
+    return "on a predicate (cosock.when) that stayed false"
+  elseif type(obj) == "table" and (getmetatable(obj) or {}).__name == "cosock.signal waiter" then
+    return ("for the signal %q (cosock.signal), which nobody raised"):format(tostring(obj.name))
+  elseif channel and methods == channel.receiver then
     return "to receive on a channel; " .. other_end(states, st, obj, "sender", channel.sender)
   elseif channel and methods == channel.sender then
     return "to send on a channel; " .. other_end(states, st, obj, "receiver", channel.receiver)

@@ -1,0 +1,302 @@
+--- cosock.signal: schedlua's signals for cosock tasks (seeds/000, "the
+--- kernel": waitForSignal, signalOne, signalAll, onSignal);
+--- doc/signals-and-predicates.md is the reference.
+---
+---   wait(name [, timeout]) -> true, ...    | nil, "timeout"
+---   one(name, ...) -> woken (0 or 1)        wakes the oldest waiter
+---   all(name, ...) -> woken                 wakes every waiter
+---   on(name, fn [, taskname]) -> handle     a one-shot waiter, registered now
+---
+--- A name is any value but nil and NaN. A signal nobody waits for is lost.
+---
+--- Each waiter is a node of its name's list, oldest first. The waiting task
+--- parks in C (core.signal_park, src/sigwait.c) with a ticket on its node,
+--- and a signal stores its arguments in the node and wakes the task through
+--- the ticket (core.signal_wake), which says whether the wait still goes on:
+--- a node whose wait ended otherwise (a timeout not yet seen by its task, a
+--- cancel, reset) is skipped and not counted. A task that times out takes its
+--- node out itself; the nodes of cancelled tasks are dropped when a signal
+--- passes them, or when their list has doubled since it was last swept. So a
+--- signal costs work for the nodes of its own name only, and waiting costs
+--- nothing per pass. Where the task forwards its yields from a coroutine, the
+--- node is waited on through the waker protocol (setwaker) instead.
+
+local type, error, tostring, setmetatable = type, error, tostring, setmetatable
+local isyieldable = coroutine.isyieldable
+local pack, unpack = table.pack, table.unpack
+
+local core = require "cosock.core"
+local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale
+local signal_park, signal_wake, signal_ticket = core.signal_park, core.signal_wake, core.signal_ticket
+
+local m = {}
+
+-- name -> { head = node, tail = node, n = nodes, sweep_at = n }; a name
+-- without waiters has no list.
+local lists = {}
+
+-- Argument checks, raising at the caller of the public function.
+local function check_name(fname, name)
+  if name == nil or name ~= name then
+    error(("bad argument #1 to '%s' (signal name expected, got %s)"):format(
+      fname, name == nil and "nil" or "NaN"), 3)
+  end
+end
+
+local function check_timeout(fname, t)
+  if t ~= nil and (type(t) ~= "number" or not (t >= 0)) then
+    error(("bad argument #2 to '%s' (number >= 0 or nil expected, got %s)"):format(
+      fname, type(t) ~= "number" and type(t) or (t ~= t and "NaN" or tostring(t))), 3)
+  end
+end
+
+---------------------------------------------------------------------------
+-- waiter nodes
+---------------------------------------------------------------------------
+
+local node_methods = {}
+local node_mt = { __index = node_methods, __name = "cosock.signal waiter" }
+
+-- Every field exists from the start (false or 0 for none), so that setting
+-- one later never allocates: a signal cannot fail half way for memory.
+local function new_node(name)
+  return setmetatable({
+    name = name,
+    list = false,       -- the list it is linked in
+    prev = false, next = false,
+    wslot = -1, wid = 0, -- the ticket of its task's wait (src/sigwait.c)
+    waker = false,      -- the loop's waker, when waited on through setwaker
+    args = false,       -- the signal's arguments once signalled (packed)
+    handle = false,     -- on(): the task's handle
+    started = false,    -- on(): the task has run
+  }, node_mt)
+end
+
+-- True while a signal would reach the node's task.
+local function waiting(node)
+  if node.wid ~= 0 then return signal_ticket(node) end
+  local w = node.waker
+  if w then return not waker_stale(w) end
+  local h = node.handle -- on(): its task has not waited yet
+  return h and not node.started and h:is_alive() or false
+end
+
+local function unlink(node)
+  local l = node.list
+  if not l then return end
+  local p, n = node.prev, node.next
+  if p then p.next = n else l.head = n end
+  if n then n.prev = p else l.tail = p end
+  node.list, node.prev, node.next = false, false, false
+  l.n = l.n - 1
+  if not l.head and lists[node.name] == l then lists[node.name] = nil end
+end
+
+-- Drops the nodes that no signal would reach (their tasks were cancelled, or
+-- reset forgot them); the list is swept again once it has doubled.
+local function sweep(l)
+  local node = l.head
+  while node do
+    local nxt = node.next
+    if not waiting(node) then unlink(node) end
+    node = nxt
+  end
+  l.sweep_at = l.n * 2 > 64 and l.n * 2 or 64
+end
+
+-- Links the node at the end of its name's list. It either raises (memory)
+-- before changing anything, or links it.
+local function link(node)
+  local l = lists[node.name]
+  if l == nil then
+    l = { head = false, tail = false, n = 0, sweep_at = 64 }
+    lists[node.name] = l
+  elseif l.n >= l.sweep_at then
+    sweep(l)
+    if lists[node.name] ~= l then return link(node) end -- (the sweep emptied it)
+  end
+  node.list, node.prev, node.next = l, l.tail, false
+  if l.tail then l.tail.next = node else l.head = node end
+  l.tail = node
+  l.n = l.n + 1
+end
+
+--- node:setwaker("recvr", fn): the waker protocol, for a node waited on from
+--- a coroutine whose yields its task forwards. A node signalled before the
+--- waker came calls it at once; a waker taken back (nil) before any signal
+--- means the wait ended without one: the node leaves its list.
+function node_methods:setwaker(kind, fn)
+  if kind ~= "recvr" then
+    error("unsupported wake kind: " .. tostring(kind), 2)
+  end
+  if fn == nil then
+    self.waker = false
+    if not self.args then unlink(self) end
+    return
+  end
+  if not self.list and not self.args then link(self) end
+  self.waker = fn
+  if self.args then fn() end
+end
+
+-- Gives the node the signal's arguments and wakes its task; false (and
+-- nothing done) when no signal would reach it any more.
+local function deliver(node, args)
+  if node.wid ~= 0 then
+    if not signal_wake(node) then return false end
+    node.args = args
+    return true
+  end
+  local w = node.waker
+  if w then
+    if waker_stale(w) then return false end
+    node.args = args
+    w()
+    return true
+  end
+  local h = node.handle -- on(): its task reads the arguments when it starts
+  if h and not node.started and h:is_alive() then
+    node.args = args
+    return true
+  end
+  return false
+end
+
+-- Waits in the calling task until the linked node is signalled: the packed
+-- arguments, or nil on timeout (timeout as wait takes it).
+local function wait_node(node, timeout)
+  local deadline = timeout and monotime() + timeout
+  while true do
+    local _, _, err = signal_park(node, timeout)
+    local args = node.args
+    if args then return args end
+    if err == "timeout" then
+      unlink(node)
+      return nil
+    end
+    -- Resumed for something else (a coroutine of the task's forwarding its
+    -- yields): wait on, in its place if it is still listed.
+    if deadline then
+      timeout = deadline - monotime()
+      if timeout <= 0 then
+        unlink(node)
+        return nil
+      end
+    end
+    if not node.list then link(node) end
+  end
+end
+
+-- The node of the calling coroutine's waits, made on its first one: a
+-- coroutine waits on one signal at a time, and once its wait returned no
+-- list and no signal holds its node any more. (Saves a table per wait.)
+local nodes_of = setmetatable({}, { __mode = "k" })
+
+local function reusable(name)
+  local co = coroutine.running()
+  local node = nodes_of[co]
+  if node == nil then
+    node = new_node(name)
+    nodes_of[co] = node
+  else
+    node.name = name
+  end
+  return node
+end
+
+---------------------------------------------------------------------------
+-- the API
+---------------------------------------------------------------------------
+
+--- wait(name [, timeout]) -> true, ... (the signal's arguments, nils and
+--- their count kept), or nil, "timeout" once timeout seconds passed first. In a
+--- task only. A timeout of 0 lets the other tasks of this pass signal.
+function m.wait(name, timeout)
+  -- (the checks call out only to raise: this is the fan-out's hot path)
+  if name == nil or name ~= name then check_name("wait", name) end
+  if timeout ~= nil then check_timeout("wait", timeout) end
+  if not isyieldable() then
+    error("signal.wait: only a task can wait (called outside a task)", 2)
+  end
+  local node = reusable(name)
+  link(node)
+  local args
+  if timeout == nil then -- no timeout: nothing but a signal ends the wait
+    signal_park(node)
+    args = node.args
+    if not args then args = wait_node(node) end
+  else
+    args = wait_node(node, timeout)
+  end
+  node.args = false
+  if args == nil then return nil, "timeout" end
+  return true, unpack(args, 1, args.n)
+end
+
+--- one(name, ...) -> 1 when it woke the oldest waiter of name with the
+--- arguments ..., 0 when nobody waits (the signal is lost).
+function m.one(name, ...)
+  check_name("one", name)
+  local l = lists[name]
+  if l == nil then return 0 end
+  local args = pack(...) -- (first: once a node is out of its list, nothing may fail)
+  while l.head do
+    local node = l.head
+    unlink(node)
+    if deliver(node, args) then return 1 end
+  end
+  return 0
+end
+
+--- all(name, ...) -> how many waiters of name it woke, each with the
+--- arguments ... (the same values). Waiters that start waiting while it runs
+--- wait for the next signal.
+function m.all(name, ...)
+  check_name("all", name)
+  local l = lists[name]
+  if l == nil then return 0 end
+  local args = pack(...)
+  lists[name] = nil
+  local n, node = 0, l.head
+  while node do
+    local nxt = node.next
+    node.list, node.prev, node.next = false, false, false
+    if node.wid ~= 0 then -- (deliver's first case, inline: the fan-out's hot path)
+      if signal_wake(node) then
+        node.args = args
+        n = n + 1
+      end
+    elseif deliver(node, args) then
+      n = n + 1
+    end
+    node = nxt
+  end
+  return n
+end
+
+--- on(name, fn [, taskname]) -> handle: a one-shot waiter of name,
+--- registered now (a signal raised before the task first runs reaches it),
+--- whose task (named taskname, "signal.on" by default) calls fn with the
+--- signal's arguments. handle:cancel() before the signal: fn never runs.
+function m.on(name, fn, taskname)
+  check_name("on", name)
+  if type(fn) ~= "function" then
+    error(("bad argument #2 to 'on' (function expected, got %s)"):format(type(fn)), 2)
+  end
+  if taskname == nil then taskname = "signal.on" end
+  local node = new_node(name)
+  local h = spawn(function()
+    node.started = true
+    local args = node.args
+    if not args then
+      if not node.list then return end -- on() failed after spawning (memory): no waiter
+      args = wait_node(node)
+    end
+    return fn(unpack(args, 1, args.n))
+  end, taskname)
+  node.handle = h
+  link(node) -- (may raise for memory: the task then finds no list and ends)
+  return h
+end
+
+return m
