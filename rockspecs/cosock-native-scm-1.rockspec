@@ -48,6 +48,7 @@ build = {
     ["cosock.ssl"] = "lua/cosock/ssl.lua",
     ["cosock.ssl.https"] = "lua/cosock/ssl/https.lua",
     ["cosock.timer"] = "lua/cosock/timer.lua",
+    ["cosock.op"] = "lua/cosock/op.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
