@@ -61,6 +61,7 @@ m.socket = require "cosock.socket"
 m.channel = require "cosock.channel"
 m.asyncify = require "cosock.asyncify"
 m.timer = require "cosock.timer"
+m.op = require "cosock.op"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
 -- TLS run where LuaSec is not installed.
