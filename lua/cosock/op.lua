@@ -44,12 +44,13 @@ OP.__name = "cosock.op"
 local function is_op(x) return getmetatable(x) == OP end
 m.is_op = is_op
 
-local function argerror(n, fname, msg)
-  error(("bad argument #%d to '%s' (%s)"):format(n, fname, msg), 3)
+-- Raises at the caller of the public function (level: of argerror's caller).
+local function argerror(n, fname, msg, level)
+  error(("bad argument #%d to '%s' (%s)"):format(n, fname, msg), (level or 2) + 1)
 end
 
-local function check_fn(fname, fn, n)
-  if type(fn) ~= "function" then argerror(n or 1, fname, "function expected, got " .. type(fn)) end
+local function check_fn(fname, fn)
+  if type(fn) ~= "function" then argerror(1, fname, "function expected, got " .. type(fn), 3) end
 end
 
 -- Node kinds. A base node holds its impl (the table of try / block / finish
@@ -328,7 +329,7 @@ local io_impl = {}
 
 local function check_sock(fname, sock)
   if type(sock) ~= "table" or sock.inner_sock == nil or type(sock.setwaker) ~= "function" then
-    argerror(1, fname, "cosock socket expected, got " .. type(sock))
+    argerror(1, fname, "cosock socket expected, got " .. type(sock), 3)
   end
 end
 
@@ -452,8 +453,8 @@ local function fire_nacks(st, chosen)
   end
 end
 
--- The wraps applied to the results, innermost first (they wrap each other the
--- other way round in the list, so they are collected first).
+-- The wraps applied to the results, innermost (the list's head) first; the
+-- outermost is a tail call.
 local function apply_wraps(inst, r)
   local fs, n = {}, 0
   local w = inst.wraps
@@ -463,10 +464,8 @@ local function apply_wraps(inst, r)
     w = w.next
   end
   if n == 0 then return unpack(r, 1, r.n) end
-  for i = n, 1, -1 do
-    if i == 1 then return fs[1](unpack(r, 1, r.n)) end
-    r = pack(fs[i](unpack(r, 1, r.n)))
-  end
+  for i = 1, n - 1 do r = pack(fs[i](unpack(r, 1, r.n))) end
+  return fs[n](unpack(r, 1, r.n))
 end
 
 local function commit(st, inst, r)
@@ -504,9 +503,7 @@ local function make_waker(st)
   return w
 end
 
-local function perform(o)
-  local task = current_task()
-  if task == nil then error("cosock.op: perform must be called from a cosock task", 3) end
+local function perform(o, task)
   local st = { insts = {}, nacks = {}, task = task, offers = {}, blocked = {} }
   local ok, err = pcall(instantiate, st, o, nil, nil)
   if not ok then
@@ -559,7 +556,9 @@ end
 --- Only in a cosock task (or a coroutine whose yields a task forwards).
 function OP:perform()
   if not is_op(self) then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
-  return perform(self)
+  local task = current_task()
+  if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
+  return perform(self, task)
 end
 
 m.perform = OP.perform
