@@ -5,7 +5,6 @@
 local cosock = require "cosock"
 local op = require "cosock.op"
 local net = require "spec.support.net"
-local L = require "spec.support.loop"
 
 local channel = cosock.channel
 local pack = net.pack
@@ -90,10 +89,10 @@ describe("cosock.op", function()
 
     it("with no operations never completes: the loop stalls", function()
       cosock.spawn(function() op.choice():perform() end, "forever")
-      local out, ok, err = L.capture(cosock.run)
+      local ok, err = pcall(cosock.run)
       assert.is_false(ok)
       assert.truthy(tostring(err):find("no sockets and no timeout", 1, true))
-      assert.truthy(out:find("forever", 1, true))
+      assert.truthy(tostring(err):find("forever", 1, true))
     end)
   end)
 
