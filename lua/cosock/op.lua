@@ -111,7 +111,9 @@ local cond_impl = {}
 --- every perform, now and later. signal may be called anywhere (also outside a
 --- task); signalling twice does nothing more.
 function m.cond()
-  return setmetatable({ signaled = false, waiters = {} }, COND)
+  -- waiters: the performs waiting, in the order they came (list), and which
+  -- of them still wait (set; one that moved on is dropped lazily).
+  return setmetatable({ signaled = false, waiters = {}, list = {}, live = 0 }, COND)
 end
 
 local function wake_state(st)
@@ -126,9 +128,12 @@ function COND:signal()
   if getmetatable(self) ~= COND then argerror(1, "signal", "cosock.op cond expected, got " .. type(self)) end
   if self.signaled then return end
   self.signaled = true
-  local waiters = self.waiters
-  self.waiters = {}
-  for st in pairs(waiters) do wake_state(st) end
+  local waiters, list = self.waiters, self.list
+  self.waiters, self.list, self.live = {}, {}, 0
+  for i = 1, #list do
+    local st = list[i]
+    if waiters[st] then wake_state(st) end
+  end
 end
 
 function COND:wait_op()
@@ -141,11 +146,31 @@ function cond_impl.try(inst)
 end
 
 function cond_impl.block(inst, st)
-  inst.node.a.waiters[st] = true
+  local c = inst.node.a
+  if c.waiters[st] then return end
+  c.waiters[st] = true
+  c.live = c.live + 1
+  local list = c.list
+  if #list >= 2 * c.live + 8 then -- mostly performs that moved on: compact
+    local j = 0
+    for i = 1, #list do
+      local w = list[i]
+      list[i] = nil
+      if c.waiters[w] and w ~= st then
+        j = j + 1
+        list[j] = w
+      end
+    end
+  end
+  list[#list + 1] = st
 end
 
 function cond_impl.unblock(inst, st)
-  inst.node.a.waiters[st] = nil
+  local c = inst.node.a
+  if c.waiters[st] then
+    c.waiters[st] = nil
+    c.live = c.live - 1
+  end
 end
 
 ---------------------------------------------------------------------------
