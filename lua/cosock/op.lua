@@ -57,8 +57,12 @@ end
 -- functions below) and up to two arguments.
 local BASE, CHOICE, WRAP, GUARD, NACK = 1, 2, 3, 4, 5
 
+-- A base node is also its own instance for perform's first, non-waiting tries
+-- (node.node = node: the try functions read inst.node.a).
 local function base(impl, a, b)
-  return setmetatable({ kind = BASE, impl = impl, a = a, b = b }, OP)
+  local node = setmetatable({ kind = BASE, impl = impl, a = a, b = b }, OP)
+  node.node = node
+  return node
 end
 
 ---------------------------------------------------------------------------
@@ -218,7 +222,9 @@ end
 function m.deadline(t)
   if type(t) ~= "number" then argerror(1, "deadline", "number expected, got " .. type(t)) end
   if t ~= t then argerror(1, "deadline", "number expected, got nan") end
-  return base(time_impl, t, false)
+  local node = base(time_impl, t, false)
+  node.deadline = t
+  return node
 end
 
 -- Adds obj to one of the perform's wait lists once.
@@ -244,14 +250,23 @@ function m.recv(rx)
   return base(recv_impl, rx)
 end
 
+local function counted(...) return select("#", ...), ... end
+
 -- A receive that never waits: the receiver's own timeout is set to 0 for it.
+-- The results go to a table kept in the instance (perform unpacks them at once).
 function recv_impl.try(inst)
   local rx = inst.node.a
   local saved = rawget(rx, "timeout")
   rawset(rx, "timeout", 0)
-  local r = pack(receiver_receive(rx))
+  local n, a, b = counted(receiver_receive(rx))
   rawset(rx, "timeout", saved)
-  if r.n == 2 and r[1] == nil and r[2] == "timeout" then return nil end
+  if n == 2 and a == nil and b == "timeout" then return nil end
+  local r = inst.res
+  if r == nil then
+    r = {}
+    inst.res = r
+  end
+  r.n, r[1], r[2] = n, a, b
   return r
 end
 
@@ -481,8 +496,9 @@ end
 -- The wraps applied to the results, innermost (the list's head) first; the
 -- outermost is a tail call.
 local function apply_wraps(inst, r)
-  local fs, n = {}, 0
   local w = inst.wraps
+  if w == nil then return unpack(r, 1, r.n) end
+  local fs, n = {}, 0
   while w do
     n = n + 1
     fs[n] = w.f
@@ -528,7 +544,31 @@ local function make_waker(st)
   return w
 end
 
-local function perform(o, task)
+-- An operation with no guard, with_nack or sleep in it instantiates the same
+-- way at every perform: its flat list of instances is kept (op.flat), for the
+-- first tries, which need no per-perform state. false: not such an operation.
+local function static_flat(node, wraps, out)
+  local kind = node.kind
+  if kind == BASE then
+    if node.impl == time_impl and node.b then return false end -- sleep
+    if wraps == nil then
+      out[#out + 1] = node
+    else
+      out[#out + 1] = { node = node, wraps = wraps, deadline = node.deadline }
+    end
+  elseif kind == CHOICE then
+    for i = 1, node.n do
+      if not static_flat(node.ops[i], wraps, out) then return false end
+    end
+  elseif kind == WRAP then
+    return static_flat(node.op, { f = node.f, next = wraps }, out)
+  else
+    return false
+  end
+  return out
+end
+
+local function perform(o, task, tried)
   local st = { insts = {}, nacks = {}, task = task, offers = {}, blocked = {} }
   local ok, err = pcall(instantiate, st, o, nil, nil)
   if not ok then
@@ -538,11 +578,12 @@ local function perform(o, task)
   local insts = st.insts
   local waker
   while true do
-    for i = 1, #insts do
+    for i = 1, tried and 0 or #insts do
       local inst = insts[i]
       local r = inst.node.impl.try(inst)
       if r ~= nil then return commit(st, inst, r) end
     end
+    tried = false
     -- Wait: offers first (so that receives know about them), then the rest.
     st.recvt, st.sendt, st.timeout, st.seen = {}, {}, nil, {}
     st.offers, st.offering, st.blocked, st.committed = {}, {}, {}, nil
@@ -583,7 +624,19 @@ function OP:perform()
   if not is_op(self) then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
   local task = current_task()
   if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
-  return perform(self, task)
+  local flat = self.flat
+  if flat == nil then
+    flat = static_flat(self, nil, {})
+    self.flat = flat
+  end
+  if flat then -- the first tries, without instantiating
+    for i = 1, #flat do
+      local inst = flat[i]
+      local r = inst.node.impl.try(inst)
+      if r ~= nil then return apply_wraps(inst, r) end
+    end
+  end
+  return perform(self, task, flat ~= false)
 end
 
 m.perform = OP.perform
