@@ -568,6 +568,30 @@ local function static_flat(node, wraps, out)
   return out
 end
 
+-- Fills st.recvt, st.sendt and st.timeout from every instance; returns the
+-- instance of a send that completed at once (its results in st.result), if any.
+local function prepare_wait(st, insts)
+  st.recvt, st.sendt, st.timeout, st.seen = {}, {}, nil, {}
+  for i = 1, #insts do
+    local inst = insts[i]
+    if inst.node.impl == send_impl then
+      local r = send_impl.offer(inst, st)
+      if r ~= nil then
+        st.result = r
+        return inst
+      end
+    end
+  end
+  for i = 1, #insts do
+    local inst = insts[i]
+    local block = inst.node.impl.block
+    if block then
+      block(inst, st)
+      st.blocked[#st.blocked + 1] = inst
+    end
+  end
+end
+
 local function perform(o, task, tried)
   local st = { insts = {}, nacks = {}, task = task, offers = {}, blocked = {} }
   local ok, err = pcall(instantiate, st, o, nil, nil)
@@ -585,25 +609,16 @@ local function perform(o, task, tried)
     end
     tried = false
     -- Wait: offers first (so that receives know about them), then the rest.
-    st.recvt, st.sendt, st.timeout, st.seen = {}, {}, nil, {}
+    -- Should that fail (memory), no offer may stay in a line.
     st.offers, st.offering, st.blocked, st.committed = {}, {}, {}, nil
-    for i = 1, #insts do
-      local inst = insts[i]
-      if inst.node.impl == send_impl then
-        local r = send_impl.offer(inst, st)
-        if r ~= nil then -- completed without waiting after all
-          withdraw_all(st, nil)
-          return commit(st, inst, r)
-        end
-      end
+    local ok, done = pcall(prepare_wait, st, insts)
+    if not ok then
+      abandoned(st)
+      error(done, 0)
     end
-    for i = 1, #insts do
-      local inst = insts[i]
-      local block = inst.node.impl.block
-      if block then
-        block(inst, st)
-        st.blocked[#st.blocked + 1] = inst
-      end
+    if done ~= nil then -- a send completed without waiting after all
+      withdraw_all(st, nil)
+      return commit(st, done, st.result)
     end
     waker = waker or make_waker(st)
     st.recvt[#st.recvt + 1] = waker
