@@ -60,7 +60,8 @@ local BASE, CHOICE, WRAP, GUARD, NACK = 1, 2, 3, 4, 5
 -- A base node is also its own instance for perform's first, non-waiting tries
 -- (node.node = node: the try functions read inst.node.a).
 local function base(impl, a, b)
-  local node = setmetatable({ kind = BASE, impl = impl, a = a, b = b }, OP)
+  -- (node and res made here: setting them later would grow the table)
+  local node = setmetatable({ kind = BASE, impl = impl, a = a, b = b, node = false, res = false }, OP)
   node.node = node
   return node
 end
@@ -262,11 +263,22 @@ function recv_impl.try(inst)
   rawset(rx, "timeout", saved)
   if n == 2 and a == nil and b == "timeout" then return nil end
   local r = inst.res
-  if r == nil then
+  if not r then
     r = {}
     inst.res = r
   end
   r.n, r[1], r[2] = n, a, b
+  return r
+end
+
+-- The receive itself, waiting (the receiver has no timeout of its own).
+function recv_impl.wait(inst)
+  local r = inst.res
+  if not r then
+    r = {}
+    inst.res = r
+  end
+  r.n, r[1], r[2] = counted(receiver_receive(inst.node.a))
   return r
 end
 
@@ -304,6 +316,12 @@ function send_impl.try(inst)
   local ok, err = sender_send(tx, inst.node.b)
   rawset(tx, "timeout", saved)
   return send_result(ok, err)
+end
+
+-- The send itself, waiting (the sender has no timeout of its own).
+function send_impl.wait(inst)
+  local ok, err = sender_send(inst.node.a, inst.node.b)
+  return send_result(ok, err) or CLOSED
 end
 
 -- Withdraws a send's offer from its line (unless a receiver took it already).
@@ -639,16 +657,40 @@ function OP:perform()
   if not is_op(self) then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
   local task = current_task()
   if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
+  if self.kind == BASE and not (self.impl == time_impl and self.b) then
+    -- One base operation (not a sleep): its node is its own instance.
+    local impl = self.impl
+    local r = impl.try(self)
+    if r == nil then
+      -- A lone send or receive waits as the channel's own call does, which
+      -- is the same operation: the first to be ready of one.
+      if (impl ~= recv_impl and impl ~= send_impl) or rawget(self.a, "timeout") ~= nil then
+        return perform(self, task, true)
+      end
+      r = impl.wait(self)
+    end
+    return unpack(r, 1, r.n)
+  end
   local flat = self.flat
   if flat == nil then
     flat = static_flat(self, nil, {})
     self.flat = flat
   end
   if flat then -- the first tries, without instantiating
-    for i = 1, #flat do
+    local n = #flat
+    for i = 1, n do
       local inst = flat[i]
       local r = inst.node.impl.try(inst)
       if r ~= nil then return apply_wraps(inst, r) end
+    end
+    -- A lone send or receive waits as the channel's own call does, which is
+    -- the same operation: the first to be ready of one.
+    if n == 1 then
+      local inst = flat[1]
+      local impl = inst.node.impl
+      if (impl == recv_impl or impl == send_impl) and rawget(inst.node.a, "timeout") == nil then
+        return apply_wraps(inst, impl.wait(inst))
+      end
     end
   end
   return perform(self, task, flat ~= false)
