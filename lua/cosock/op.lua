@@ -244,11 +244,19 @@ local function is_end(x, methods)
   return type(x) == "table" and type(mt) == "table" and mt.__index == methods
 end
 
+-- recv(rx) is the same value for the same receiver (an operation is
+-- immutable): kept while rx lives.
+local recv_ops = setmetatable({}, { __mode = "k" })
+
 function m.recv(rx)
+  local o = recv_ops[rx]
+  if o then return o end
   if not is_end(rx, channel.receiver) then
     argerror(1, "recv", "cosock.channel receiver expected, got " .. type(rx))
   end
-  return base(recv_impl, rx)
+  o = base(recv_impl, rx)
+  recv_ops[rx] = o
+  return o
 end
 
 local function counted(...) return select("#", ...), ... end
@@ -657,18 +665,36 @@ function OP:perform()
   if not is_op(self) then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
   local task = current_task()
   if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
-  if self.kind == BASE and not (self.impl == time_impl and self.b) then
+  local impl = self.impl
+  if impl == recv_impl then -- the commonest perform, without a table
+    local rx = self.a
+    local saved = rawget(rx, "timeout")
+    rawset(rx, "timeout", 0)
+    local n, a, b = counted(receiver_receive(rx))
+    rawset(rx, "timeout", saved)
+    if n == 1 then return a end
+    if a ~= nil or b ~= "timeout" then return a, b end
+    -- A lone receive waits as the channel's own receive does, which is the
+    -- same operation: the first to be ready of one.
+    if saved == nil then return receiver_receive(rx) end
+    return perform(self, task, true)
+  elseif impl == send_impl then
+    local tx = self.a
+    local saved = rawget(tx, "timeout")
+    rawset(tx, "timeout", 0)
+    local ok, err = sender_send(tx, self.b)
+    rawset(tx, "timeout", saved)
+    if ok then return true end
+    if err == "closed" then return nil, "closed" end
+    if saved ~= nil then return perform(self, task, true) end
+    ok, err = sender_send(tx, self.b)
+    if ok then return true end
+    return nil, "closed"
+  end
+  if self.kind == BASE and not (impl == time_impl and self.b) then
     -- One base operation (not a sleep): its node is its own instance.
-    local impl = self.impl
     local r = impl.try(self)
-    if r == nil then
-      -- A lone send or receive waits as the channel's own call does, which
-      -- is the same operation: the first to be ready of one.
-      if (impl ~= recv_impl and impl ~= send_impl) or rawget(self.a, "timeout") ~= nil then
-        return perform(self, task, true)
-      end
-      r = impl.wait(self)
-    end
+    if r == nil then return perform(self, task, true) end
     return unpack(r, 1, r.n)
   end
   local flat = self.flat
@@ -683,8 +709,7 @@ function OP:perform()
       local r = inst.node.impl.try(inst)
       if r ~= nil then return apply_wraps(inst, r) end
     end
-    -- A lone send or receive waits as the channel's own call does, which is
-    -- the same operation: the first to be ready of one.
+    -- A lone (wrapped) send or receive waits as the channel's own call does.
     if n == 1 then
       local inst = flat[1]
       local impl = inst.node.impl
