@@ -178,6 +178,35 @@ describe("cosock.op on channels", function()
       assert.is_true(ok, tostring(a) .. " / " .. tostring(b))
     end)
 
+    it("several performs may wait to receive on one channel: each message goes to one", function()
+      local got = {}
+      cosock.spawn(function()
+        local tx, rx = channel.new(0)
+        for i = 1, 3 do
+          cosock.spawn(function()
+            local v = op.choice(op.recv(rx), op.sleep(1):wrap(function() return "timeout" end)):perform()
+            got[#got + 1] = i .. ":" .. v
+          end, "receiver " .. i)
+        end
+        cosock.socket.sleep(0.01)
+        for m = 1, 3 do assert.is_true(op.send(tx, "m" .. m):perform()) end
+      end, "sender")
+      net.run()
+      assert.same({ "1:m1", "2:m2", "3:m3" }, got)
+    end)
+
+    it("a receive perform beside a task in a plain receive on the same channel raises", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() rx:receive() end, "plain")
+        cosock.socket.sleep(0.005)
+        local ok, err = pcall(op.perform, op.choice(op.recv(rx), op.sleep(1)))
+        tx:send("for plain")
+        return ok, tostring(err):match("waker already set, receive can't be waited on from multiple places at once") ~= nil
+      end)
+      assert.same(pack(false, true), r)
+    end)
+
     it("a choice sending and receiving on one channel does not pair with itself", function()
       local r = in_task(function()
         local tx, rx = channel.new(0)
@@ -253,7 +282,8 @@ describe("cosock.op on channels", function()
         local caps = { 0, 0, 1, 3 }
         local txs, rxs = {}, {}
         for i = 1, #caps do txs[i], rxs[i] = channel.new(caps[i]) end
-        local groups = { { 1, 2 }, { 3, 4 } }
+        -- (receivers share channels: several performs wait on one receiver)
+        local groups = { { 1, 2 }, { 3, 4 }, { 2, 3 }, { 4, 1 } }
         local attempted, sent, timed_out, received = {}, {}, {}, {}
         local dup
         local stop = op.cond()

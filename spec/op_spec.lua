@@ -233,6 +233,29 @@ describe("cosock.op", function()
       assert.not_equal(seen[1], seen[2])
     end)
 
+    it("does not fire for the chosen branch when another task's signal or send wakes the perform", function()
+      local r = in_task(function()
+        local c = op.cond()
+        local tx, rx = channel.new()
+        local nacks = {}
+        local function nacked(n) return op.choice(n:wrap(function() return true end), op.always(false)):perform() end
+        cosock.spawn(function()
+          cosock.socket.sleep(0.005)
+          c:signal()
+          cosock.socket.sleep(0.005)
+          tx:send("m")
+        end, "waker")
+        local a = op.choice(
+          op.with_nack(function(n) nacks.cond = n return c:wait_op():wrap(function() return "cond" end) end),
+          op.with_nack(function(n) nacks.other1 = n return op.sleep(5) end)):perform()
+        local b = op.choice(
+          op.with_nack(function(n) nacks.recv = n return op.recv(rx) end),
+          op.with_nack(function(n) nacks.other2 = n return op.sleep(5) end)):perform()
+        return a, nacked(nacks.cond), nacked(nacks.other1), b, nacked(nacks.recv), nacked(nacks.other2)
+      end)
+      assert.same(pack("cond", false, true, "m", false, true), r)
+    end)
+
     it("fires when the performing task is cancelled", function()
       local log = {}
       cosock.spawn(function()

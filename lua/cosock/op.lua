@@ -121,11 +121,16 @@ function m.cond()
   return setmetatable({ signaled = false, waiters = {}, list = {}, live = 0 }, COND)
 end
 
+-- Calls the loop's waker of a perform's own waker object. The loop's waker
+-- first takes itself back (setwaker(kind, nil)) from the waking task:
+-- st.waking tells the waker object that this is no cancel.
 local function wake_state(st)
   local w = st.wake
   if w ~= nil then
     st.wake = nil
+    st.waking = true
     w()
+    st.waking = false
   end
 end
 
@@ -279,15 +284,23 @@ function recv_impl.try(inst)
   return r
 end
 
--- The receive itself, waiting (the receiver has no timeout of its own).
-function recv_impl.wait(inst)
-  local r = inst.res
-  if not r then
-    r = {}
-    inst.res = r
+-- A receiver takes one waker; performs waiting to receive on it share one,
+-- the hub's. When the receiver becomes ready the hub wakes every perform
+-- waiting on it, in the order they came: each tries again (the first takes
+-- the message), the others wait again.
+local hubs = setmetatable({}, { __mode = "k" })
+local rx_setwaker = channel.receiver.setwaker
+
+local function hub_fire(hub)
+  hub.armed = false
+  local list, set = hub.list, hub.set
+  hub.list, hub.set, hub.live = {}, {}, 0
+  for i = 1, #list do
+    local st = list[i]
+    if set[st] then
+      if st.wake then wake_state(st) else st.woken = true end
+    end
   end
-  r.n, r[1], r[2] = counted(receiver_receive(inst.node.a))
-  return r
 end
 
 function recv_impl.block(inst, st)
@@ -295,7 +308,53 @@ function recv_impl.block(inst, st)
   -- A rendezvous offer of this very perform makes rx ready; it must not wake
   -- the perform (it cannot pair with itself), or the wait would spin.
   if st.offering[rx.link] then return end
-  watch(st, st.recvt, rx)
+  local hub = hubs[rx]
+  if hub == nil then
+    hub = { list = {}, set = {}, live = 0, armed = false }
+    hub.fire = function() hub_fire(hub) end
+    hubs[rx] = hub
+  end
+  if hub.set[st] then return end
+  local list = hub.list
+  if #list >= 2 * hub.live + 8 then -- mostly performs that moved on: compact
+    local j = 0
+    for i = 1, #list do
+      local w = list[i]
+      list[i] = nil
+      if hub.set[w] then
+        j = j + 1
+        list[j] = w
+      end
+    end
+  end
+  hub.set[st] = true
+  hub.live = hub.live + 1
+  list[#list + 1] = st
+  if not hub.armed then
+    hub.armed = true
+    local ok, err = pcall(rx_setwaker, rx, "recvr", hub.fire)
+    if not ok then -- (a task waits on rx in a plain receive or select)
+      hub.armed = false
+      hub.set[st] = nil
+      hub.live = hub.live - 1
+      error(err, 0)
+    end
+  end
+end
+
+function recv_impl.unblock(inst, st)
+  local rx = inst.node.a
+  local hub = hubs[rx]
+  if hub == nil or not hub.set[st] then return end
+  hub.set[st] = nil
+  hub.live = hub.live - 1
+  if hub.live == 0 then
+    hub.list = {}
+    if hub.armed then
+      hub.armed = false
+      rx_setwaker(rx, "recvr", nil)
+    end
+  end
 end
 
 -- send(tx, v): true once the message is queued (a rendezvous: taken by a
@@ -561,13 +620,44 @@ local function make_waker(st)
   local w = {}
   function w.setwaker(_, _, fn)
     if fn ~= nil then
+      if st.woken then -- a hub fired before the loop gave the waker
+        st.woken = nil
+        fn()
+        return
+      end
       st.wake = fn
       return
     end
     st.wake = nil
-    if current_task() ~= st.task then abandoned(st) end
+    if not st.waking and current_task() ~= st.task then abandoned(st) end
   end
   return w
+end
+
+-- A receive alone: perform's wait and tries, with only what they need.
+local NONE = {}
+local function lone_recv(node, task)
+  local rx = node.a
+  local st = { task = task, offers = NONE, nacks = NONE, offering = NONE, blocked = { node } }
+  local recvt = { make_waker(st) }
+  while true do
+    st.woken = nil
+    recv_impl.block(node, st)
+    yield(recvt)
+    recv_impl.unblock(node, st)
+    local saved = rawget(rx, "timeout")
+    rawset(rx, "timeout", 0)
+    local n, a, b = counted(receiver_receive(rx))
+    rawset(rx, "timeout", saved)
+    if n == 1 then
+      st.done = true
+      return a
+    end
+    if a ~= nil or b ~= "timeout" then
+      st.done = true
+      return a, b
+    end
+  end
 end
 
 -- An operation with no guard, with_nack or sleep in it instantiates the same
@@ -636,7 +726,7 @@ local function perform(o, task, tried)
     tried = false
     -- Wait: offers first (so that receives know about them), then the rest.
     -- Should that fail (memory), no offer may stay in a line.
-    st.offers, st.offering, st.blocked, st.committed = {}, {}, {}, nil
+    st.offers, st.offering, st.blocked, st.committed, st.woken = {}, {}, {}, nil, nil
     local ok, done = pcall(prepare_wait, st, insts)
     if not ok then
       abandoned(st)
@@ -674,10 +764,7 @@ function OP:perform()
     rawset(rx, "timeout", saved)
     if n == 1 then return a end
     if a ~= nil or b ~= "timeout" then return a, b end
-    -- A lone receive waits as the channel's own receive does, which is the
-    -- same operation: the first to be ready of one.
-    if saved == nil then return receiver_receive(rx) end
-    return perform(self, task, true)
+    return lone_recv(self, task)
   elseif impl == send_impl then
     local tx = self.a
     local saved = rawget(tx, "timeout")
@@ -709,11 +796,11 @@ function OP:perform()
       local r = inst.node.impl.try(inst)
       if r ~= nil then return apply_wraps(inst, r) end
     end
-    -- A lone (wrapped) send or receive waits as the channel's own call does.
+    -- A lone (wrapped) send waits as the channel's own send does.
     if n == 1 then
       local inst = flat[1]
       local impl = inst.node.impl
-      if (impl == recv_impl or impl == send_impl) and rawget(inst.node.a, "timeout") == nil then
+      if impl == send_impl and rawget(inst.node.a, "timeout") == nil then
         return apply_wraps(inst, impl.wait(inst))
       end
     end
