@@ -68,6 +68,7 @@ m.asyncify = require "cosock.asyncify"
 m.timer = require "cosock.timer"
 m.signal = require "cosock.signal"
 m.when = require "cosock.when"
+m.op = require "cosock.op"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
 -- TLS run where LuaSec is not installed.

@@ -56,6 +56,7 @@ build = {
     ["cosock.signal"] = "lua/cosock/signal.lua",
     ["cosock.timer"] = "lua/cosock/timer.lua",
     ["cosock.when"] = "lua/cosock/when.lua",
+    ["cosock.op"] = "lua/cosock/op.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
@@ -65,7 +66,7 @@ build = {
         "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
         "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
-        "src/predicate.c", "src/wakers.c", "src/sigwait.c",
+        "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src" },
@@ -84,7 +85,8 @@ build = {
             "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
             "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
-            "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/lib/poller_epoll.c",
+            "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
+            "src/lib/poller_epoll.c",
           },
         },
       },

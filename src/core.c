@@ -12,6 +12,7 @@
 
 #include "accounting.h"
 #include "channel.h"
+#include "current_task.h"
 #include "handle.h"
 #include "lib/clock.h"
 #include "luasocket_tcp.h"
@@ -120,6 +121,7 @@ int luaopen_cosock_core(lua_State *L) {
     {"get_thread_metadata", cn_get_thread_metadata},
     {"thread_states", cn_thread_states},
     {"handle_is_self", cn_handle_is_self},
+    {"current_task", cn_current_task},
     {"stats", l_stats},
     {"monotime", l_monotime},
     {NULL, NULL}

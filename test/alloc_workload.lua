@@ -22,6 +22,7 @@
 local cosock = require "cosock"
 local socket = cosock.socket
 local channel = cosock.channel
+local op = require "cosock.op"
 
 local W = {}
 local MAX_TASKS = 64
@@ -289,7 +290,31 @@ local function accounting(checks)
   end, "hog")
 end
 
-local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting }
+-- cosock.op: a send perform and a recv perform paired over a rendezvous, a
+-- choice that times out while a with_nack branch loses (its nack fires), and
+-- a cancelled perform whose offer must leave the channel's line.
+local function ops(checks)
+  local tx, rx = channel.new(0)
+  spawn(function()
+    assert(op.send(tx, "a"):perform() == true)
+  end, "op sender")
+  spawn(function()
+    assert(op.choice(op.recv(rx), op.sleep(LIMIT)):perform() == "a")
+    local nack
+    local v = op.choice(op.recv(rx),
+      op.with_nack(function(n) nack = n return op.never() end),
+      op.sleep(0.001):wrap(function() return "timeout" end)):perform()
+    assert(v == "timeout")
+    assert(op.choice(nack:wrap(function() return "nacked" end), op.always("not")):perform() == "nacked")
+    local h = spawn(function() op.send(tx, "withdrawn"):perform() end, "op offer")
+    socket.sleep(0)
+    h:cancel()
+    assert(op.choice(op.recv(rx), op.always("none")):perform() == "none")
+    checks.ops = true
+  end, "op receiver")
+end
+
+local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops }
 
 function W.run()
   local checks = {}
@@ -298,7 +323,7 @@ function W.run()
   assert(not ok and tostring(err):find("boom", 1, true), "run should raise boom, got: " .. tostring(err))
   cosock.run()
   assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.signals
-    and checks.additions and checks.accounting, "a section did not finish")
+    and checks.additions and checks.accounting and checks.ops, "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   return true

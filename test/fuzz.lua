@@ -31,12 +31,13 @@ local socket = cosock.socket
 local channel = cosock.channel
 local signal = cosock.signal
 local when = cosock.when
+local op = require "cosock.op"
 
 local F = {}
 
 -- What the sequences did, summed over F.run (printed by the program).
 F.counts = { steps = 0, yields = 0, resumed = 0, run_errors = 0, watchdog = 0, reports = 0,
-  pred_calls = 0, signalled = 0 }
+  pred_calls = 0, signalled = 0, ops = 0, op_msgs = 0 }
 local counts = F.counts
 
 local WATCHDOG = 0.05 -- seconds a sequence may run before its tasks are cancelled
@@ -414,8 +415,67 @@ local PREDICATE_STEPS = {
   end,
 }
 
+-- cosock.op: performs of random operations over the sequence's channels (a
+-- rendezvous kept for ops, tx3/rx3, whose messages are numbered), sockets,
+-- handles and a condition. Invariant: a message on tx3 is received at most
+-- once, and every message whose send perform returned true is received (at
+-- the end of the sequence). Recording happens in wrap functions, which run in
+-- the perform once it committed.
+local OP_MAKERS = {
+  function(ctx)
+    return op.recv(ctx.rx3):wrap(function(v, err)
+      if v ~= nil then
+        if ctx.received3[v] then ctx.fail("an op message was received twice") end
+        ctx.received3[v] = true
+      end
+      return v, err
+    end)
+  end,
+  function(ctx)
+    ctx.next3 = ctx.next3 + 1
+    local id = ctx.next3
+    return op.send(ctx.tx3, id):wrap(function(ok)
+      if ok then
+        ctx.sent3[id] = true
+        counts.op_msgs = counts.op_msgs + 1
+      end
+      return ok
+    end)
+  end,
+  function(ctx) return op.recv(ctx.rx) end,
+  function(ctx) return op.send(ctx.tx, "op") end,
+  function(ctx) return op.sleep(ctx.pick({ 0, 0.001, 0.002 })) end,
+  function(ctx) return op.deadline(core.monotime() + 0.001) end,
+  function(ctx) return ctx.cond:wait_op() end,
+  function(ctx) return op.readable(ctx.a) end,
+  function(ctx) return op.writable(ctx.b) end,
+  function(ctx) return op.always(ctx.r(3)) end,
+  function() return op.never() end,
+  function(ctx) if #ctx.handles > 0 then return op.join(ctx.pick(ctx.handles)) end return op.never() end,
+  function() return op.guard(function() error("guard raised", 0) end) end,
+  function(ctx) return op.with_nack(function(nack) ctx.nacks[#ctx.nacks + 1] = nack return op.sleep(0.001) end) end,
+}
+
+local function random_op(ctx, depth)
+  if ctx.r(3) == 1 then return OP_MAKERS[ctx.r(2)](ctx) end -- the rendezvous, more often
+  if depth < 2 and ctx.r(3) == 1 then
+    local ops = {}
+    for i = 1, ctx.r(4) do ops[i] = random_op(ctx, depth + 1) end
+    return op.choice(table.unpack(ops))
+  end
+  return ctx.pick(OP_MAKERS)(ctx)
+end
+
+local function op_step(ctx)
+  -- always a way out: a perform must not wait for longer than the watchdog
+  local o = op.choice(random_op(ctx, 0), op.sleep(0.003))
+  if pcall(o.perform, o) then counts.ops = counts.ops + 1 end
+end
+
 local ACTIONS = {
   dns_call, dns_call,
+  op_step, op_step,
+  function(ctx) if ctx.r(3) == 1 then ctx.cond:signal() end end,
   hostile_yield, hostile_yield, hostile_yield,
   function(ctx) pcall(cosock.set_accounting, ctx.r(2) == 1) end,
   set_watchdog, set_watchdog,
@@ -530,6 +590,8 @@ function F.sequence(seed)
   if core.dns == "c-ares" then
     assert(socket.dns.configure { servers = { "127.0.0.1:9" }, timeout = 0.01, tries = 1 })
   end
+  ctx.tx3, ctx.rx3 = channel.new(0)
+  ctx.sent3, ctx.received3, ctx.next3, ctx.nacks, ctx.cond = {}, {}, 0, {}, op.cond()
   ctx.u = assert(socket.udp())
   assert(ctx.u:setsockname("127.0.0.1", 0))
   ctx.closers[#ctx.closers + 1] = ctx.u
@@ -574,6 +636,9 @@ function F.sequence(seed)
   if not ok then ctx.fail("run() after cancelling every task raised: " .. tostring(err)) end
   if not empty() then ctx.fail("the loop is not empty after the sequence: " .. stats_line()) end
   if core.dns == "c-ares" and core.dns_stats().lookups > 0 then ctx.fail("lookups left in flight") end
+  for id in pairs(ctx.sent3) do
+    if not ctx.received3[id] then ctx.fail("an op send returned true, its message was never received") break end
+  end
   for _, h in ipairs(ctx.handles) do
     if h:is_alive() then ctx.fail("a cancelled task is alive") break end
   end
@@ -610,9 +675,9 @@ if arg and arg[0] and arg[0]:match("fuzz%.lua$") then -- run as a program: lua5.
   end
   print(("fuzz: %d sequences from seed %d passed (%.1f s CPU): %d task steps, %d yields, %d resumed,"
     .. " %d errors out of run, %d ended by the watchdog, %d cosock.set_watchdog reports,"
-    .. " %d predicate calls, %d signals received"):format(count, seed,
+    .. " %d predicate calls, %d signals received, %d op performs, %d op messages"):format(count, seed,
     os.clock() - t0, counts.steps, counts.yields, counts.resumed, counts.run_errors, counts.watchdog,
-    counts.reports, counts.pred_calls, counts.signalled))
+    counts.reports, counts.pred_calls, counts.signalled, counts.ops, counts.op_msgs))
 end
 
 return F
