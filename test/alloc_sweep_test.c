@@ -27,7 +27,9 @@
  * Environment: abs_top_srcdir and abs_top_builddir (make check sets them)
  * locate the Lua modules and the built cosock.core; ALLOC_SWEEP_STRIDE=K
  * tries every K-th N only (make check-valgrind uses it: memcheck makes each
- * try about 20 times slower). */
+ * try about 20 times slower); ALLOC_SWEEP_FROM=N starts each sweep at N and
+ * ALLOC_SWEEP_TWO_FAIL=1 runs the two-fail pass only (to replay a failure a
+ * sweep reported). */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -88,16 +90,19 @@ static void *sweep_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 static const char *srcdir, *builddir;
 static long stride = 1;
+static long from = 0;         /* the first N each sweep tries */
+static int two_fail_only = 0; /* skip the all-fail pass */
 static int verbose;
 static long leaked_sockets;
 static long current_n = -1;
 static int current_burst;
 static const char *current_sweep = "";
+static const char *current_stage = ""; /* which part of a try runs: for on_alarm */
 
 static void on_alarm(int sig) {
-  char msg[160];
-  int n = snprintf(msg, sizeof msg, "alloc_sweep_test: %s at N=%ld did not finish in time\n",
-                   current_sweep, current_n);
+  char msg[256];
+  int n = snprintf(msg, sizeof msg, "alloc_sweep_test: %s at N=%ld%s did not finish in time (in %s)\n",
+                   current_sweep, current_n, current_burst ? " (two fail)" : "", current_stage);
   (void)sig;
   if (n > 0 && write(2, msg, (size_t)n) < 0) _exit(3);
   _exit(2);
@@ -202,12 +207,14 @@ static int try_once(long n, const char *setup, const char *body, long *allocs) {
   alarm(60);
   snapshot_fds(&fds);
   L = new_state(&ctx);
+  current_stage = "setup";
   must_run(L, setup, "setup");
   status = luaL_loadstring(L, body);
   assert_int_equal(status, LUA_OK);
   ctx.count = 0;
   ctx.burst = current_burst;
   ctx.limit = n;
+  current_stage = "the body, allocation failing";
   status = lua_pcall(L, 0, 1, 0);
   ctx.limit = -1;
   *allocs = ctx.count;
@@ -223,6 +230,7 @@ static int try_once(long n, const char *setup, const char *body, long *allocs) {
     fail_msg("%s at N=%ld%s: failed with something else than a memory error: %s", current_sweep, n,
              current_burst ? " (two fail)" : "", msg);
   lua_settop(L, 0);
+  current_stage = "the checks after it";
   must_run(L, CHECK_USABLE, "the checks after the failure");
   lua_close(L);
   if (ctx.bad_osize != 0)
@@ -255,12 +263,12 @@ static int try_once(long n, const char *setup, const char *body, long *allocs) {
 static void sweep(const char *name, const char *setup, const char *body, long max_n) {
   int burst;
   current_sweep = name;
-  for (burst = 0; burst <= 1; burst++) {
+  for (burst = two_fail_only; burst <= 1; burst++) {
     struct timespec t0, t1;
     long n, tries = 0, completed = 0, first = -1, allocs = 0;
     current_burst = burst;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (n = 0; n <= max_n; n += stride) {
+    for (n = from; n <= max_n; n += stride) {
       int done = try_once(n, setup, body, &allocs);
       tries++;
       if (!done) continue;
@@ -337,6 +345,10 @@ int main(void) {
   }
   if (s && *s) stride = strtol(s, NULL, 10);
   if (stride < 1) stride = 1;
+  s = getenv("ALLOC_SWEEP_FROM");
+  if (s && *s) from = strtol(s, NULL, 10);
+  if (from < 0) from = 0;
+  two_fail_only = getenv("ALLOC_SWEEP_TWO_FAIL") != NULL;
   verbose = getenv("ALLOC_SWEEP_VERBOSE") != NULL;
   signal(SIGALRM, on_alarm);
   return cmocka_run_group_tests(tests, NULL, NULL);

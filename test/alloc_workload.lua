@@ -191,7 +191,7 @@ end
 -- cosock.signal and cosock.when: a waiter on a signal (one, with
 -- arguments), waiters woken by all, a one-shot signal.on, a task waiting on a
 -- predicate the loop evaluates, a whenever that ends after three calls, and
--- a signal_on. Every wait has a time limit.
+-- a signal_on. Every wait has a time limit (the whenever's: a deadline).
 local function signals(checks)
   local signal, when = cosock.signal, cosock.when
   local x, got, ever = 0, {}, 0
@@ -211,13 +211,17 @@ local function signals(checks)
     assert(when.wait(function() return x >= 3 end, LIMIT))
     got.pred = true
   end, "predicate waiter")
-  keep(when.whenever(function() if ever >= 3 then return nil end return x > 0 end,
+  local deadline = core.monotime() + LIMIT
+  keep(when.whenever(function()
+      if ever >= 3 or core.monotime() > deadline then return nil end
+      return x > 0
+    end,
     function() ever = ever + 1 end))
   spawn(function()
     assert(signal.wait("s4", LIMIT))
     got.signal_on = true
   end, "signal_on waiter")
-  keep(when.signal_on(function() return x >= 4 end, "s4"))
+  keep(when.signal_on(function() return x >= 4 or core.monotime() > deadline end, "s4"))
   spawn(function()
     socket.sleep(0)
     assert(signal.one("s1", "one", nil) == 1)
@@ -296,7 +300,7 @@ end
 local function ops(checks)
   local tx, rx = channel.new(0)
   spawn(function()
-    assert(op.send(tx, "a"):perform() == true)
+    assert(op.choice(op.send(tx, "a"), op.sleep(LIMIT)):perform() == true)
   end, "op sender")
   spawn(function()
     assert(op.choice(op.recv(rx), op.sleep(LIMIT)):perform() == "a")
@@ -306,7 +310,7 @@ local function ops(checks)
       op.sleep(0.001):wrap(function() return "timeout" end)):perform()
     assert(v == "timeout")
     assert(op.choice(nack:wrap(function() return "nacked" end), op.always("not")):perform() == "nacked")
-    local h = spawn(function() op.send(tx, "withdrawn"):perform() end, "op offer")
+    local h = spawn(function() op.choice(op.send(tx, "withdrawn"), op.sleep(LIMIT)):perform() end, "op offer")
     socket.sleep(0)
     h:cancel()
     assert(op.choice(op.recv(rx), op.always("none")):perform() == "none")
