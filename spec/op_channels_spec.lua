@@ -10,12 +10,7 @@ local net = require "spec.support.net"
 local channel = cosock.channel
 local pack = net.pack
 
-local function in_task(fn)
-  local r
-  cosock.spawn(function() r = pack(fn()) end, "spec")
-  net.run()
-  return r
-end
+local in_task = net.in_task
 
 local function add(t, v) t[#t + 1] = v end
 

@@ -9,12 +9,7 @@ local net = require "spec.support.net"
 local pack = net.pack
 local timer = cosock.timer
 
-local function in_task(fn)
-  local r
-  cosock.spawn(function() r = pack(fn()) end, "spec")
-  net.run()
-  return r
-end
+local in_task = net.in_task
 
 local function timeout_op(s)
   return op.sleep(s):wrap(function() return "timeout" end)

@@ -10,12 +10,7 @@ local channel = cosock.channel
 local pack = net.pack
 
 -- Runs fn as a task to completion; returns what it returned (packed).
-local function in_task(fn)
-  local r
-  cosock.spawn(function() r = pack(fn()) end, "spec")
-  net.run()
-  return r
-end
+local in_task = net.in_task
 
 describe("cosock.op", function()
   before_each(function() cosock.reset() end)

@@ -34,6 +34,14 @@ end
 
 function M.stats() return core.stats() end
 
+--- Runs fn in a task (M.run) and returns its results packed.
+function M.in_task(fn)
+  local r
+  cosock.spawn(function() r = M.pack(fn()) end, "spec")
+  M.run()
+  return r
+end
+
 --- A listening cosock tcp wrapper on 127.0.0.1, ephemeral port, with a timeout.
 --- Returns server, port.
 function M.listen(backlog)
