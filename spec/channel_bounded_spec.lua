@@ -388,6 +388,34 @@ describe("bounded channel", function()
     assert.same({ n = 2, nil, "timeout" }, r.rest)
   end)
 
+  it("a forwarded send's proxy refuses a forged proxy with a clear error", function()
+    local r = {}
+    cosock.spawn(function()
+      local tx, rx = channel.new(1)
+      assert(tx:send(1))
+      local co = coroutine.create(function() return tx:send("forwarded") end)
+      local ok, recvt, sendt = coroutine.resume(co)
+      assert(ok and recvt == nil, recvt)
+      local proxy = sendt[1]
+      for _, forged in ipairs({ { io.stdout, 1 }, { {}, 1 }, {} }) do
+        r[#r + 1] = net.error_of(function() proxy.setwaker(forged, "sendr", function() end) end)
+      end
+      r.waiting = core.channel_senders(tx.link)
+      proxy:setwaker("sendr", nil) -- the loop's end of the wait: out of line
+      r.after = core.channel_senders(tx.link)
+      rx:settimeout(0)
+      r.got = pack(rx:receive())
+      r.rest = pack(rx:receive())
+    end, "driver")
+    net.run()
+    assert.equal(3, #r)
+    for i = 1, 3 do assert.matches("a channel's send proxy expected", r[i], 1, true) end
+    assert.equal(1, r.waiting)
+    assert.equal(0, r.after)
+    assert.same({ n = 1, 1 }, r.got)
+    assert.same({ n = 2, nil, "timeout" }, r.rest)
+  end)
+
   it("a send that would wait outside any task raises and leaves nothing in line", function()
     local tx, rx = channel.new(1)
     assert(tx:send(1))

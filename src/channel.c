@@ -456,7 +456,7 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
   lua_pushnil(L);                              /* recvt */
   lua_createtable(L, 1, 0);                    /* sendt = {proxy} */
   lua_createtable(L, 2, 1);
-  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 4);                         /* the queue: it names its channel */
   lua_rawseti(L, -2, 1);
   lua_pushinteger(L, c->ch->ids + 1);          /* the id join_line gives */
   lua_rawseti(L, -2, 2);
@@ -780,7 +780,8 @@ static int m_tx_setwaker(lua_State *L) {
 }
 
 /* proxy:setwaker("sendr", fn): the protocol for a send waiting in line in a
- * coroutine whose yields the task forwards. Proxy: {userdata, id}. nil (the
+ * coroutine whose yields the task forwards. Proxy: {queue, id}; the channel
+ * is the queue's, under chan_key (which Lua cannot forge). nil (the
  * loop ends the wait: timeout, cancel, or after the wake) takes the send out
  * of line, unsent, unless it was already served. */
 static int proxy_setwaker(lua_State *L) {
@@ -790,11 +791,12 @@ static int proxy_setwaker(lua_State *L) {
   lua_settop(L, 3);
   check_kind(L, "sendr");
   luaL_checktype(L, 1, LUA_TTABLE);
-  lua_rawgeti(L, 1, 1);                        /* 4: ud */
+  if (lua_rawgeti(L, 1, 1) != LUA_TTABLE || lua_rawgetp(L, 4, &chan_key) != LUA_TUSERDATA)
+    return luaL_argerror(L, 1, "a channel's send proxy expected");
+  lua_remove(L, 4);                            /* 4: ud */
   lua_rawgeti(L, 1, 2);
   id = lua_tointeger(L, 5);
   lua_pop(L, 1);
-  luaL_argcheck(L, lua_type(L, 4) == LUA_TUSERDATA, 1, "a channel's send proxy expected");
   memset(&c, 0, sizeof c);
   c.ch = lua_touserdata(L, 4);
   c.ud = 4;
