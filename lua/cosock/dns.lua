@@ -36,10 +36,10 @@ local function can_wait()
 end
 
 -- LuaSocket's luaL_checkstring for argument 1 of fname (a number is a string).
-local function check_host(fname, n, host)
+local function check_host(fname, n, host, argn)
   local t = type(host)
   if t ~= "string" and t ~= "number" then
-    error("bad argument #1 to '" .. fname .. "' (string expected, got " ..
+    error("bad argument #" .. (argn or 1) .. " to '" .. fname .. "' (string expected, got " ..
       (n == 0 and "no value" or t) .. ")", 3)
   end
   return tostring(host)
@@ -82,7 +82,7 @@ function M.getnameinfo(host, serv)
   -- Without a host nothing goes to the resolver (the service comes from /etc/services).
   if not can_wait() or host == nil then return ls.getnameinfo(host, serv) end
   host = check_host("getnameinfo", 1, host)
-  if serv ~= nil then serv = check_host("getnameinfo", 1, serv) end
+  if serv ~= nil then serv = check_host("getnameinfo", 2, serv, 2) end
   -- A port number is used as it is (c-ares refuses a service "0"); a service
   -- name goes to c-ares, which looks it up in /etc/services.
   local port = serv and serv:match("^%d+$") and tonumber(serv)
