@@ -472,7 +472,7 @@ function io_impl.try(inst)
   local sock, reading = inst.node.a, inst.node.b
   local inner = sock.inner_sock
   local r, w
-  if reading then r = luasocket.select({ inner }, nil, 0) else _, w = luasocket.select(nil, { inner }, 0) end
+  if reading then r = luasocket.select({ inner }, nil, 0) else r, w = luasocket.select(nil, { inner }, 0) end
   local ready = reading and r or w
   if ready ~= nil and ready[1] ~= nil then return { sock, n = 1 } end
 end
