@@ -285,6 +285,20 @@ describe("thread handles", function()
       L.assert_clean()
     end)
 
+    it("cancel raises the first setwaker error, whatever else it was given", function()
+      local a = L.obj("a")
+      local h = cosock.spawn(function() L.yield({ a }, nil, 1000) end, "victim")
+      local err
+      cosock.spawn(function()
+        L.wait_until(function() return a:has_waker() end, "park")
+        a.opts.raise = "clearing failed 7741"
+        err = select(2, pcall(h.cancel, h, "an extra argument"))
+      end, "killer")
+      cosock.run()
+      assert.equal("clearing failed 7741", err)
+      L.assert_clean()
+    end)
+
     it("cancel from outside run clears wakers and drops the timer", function()
       local a = L.obj("a")
       local h = cosock.spawn(function() L.yield({ a }, nil, 1000) end, "victim")

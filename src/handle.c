@@ -95,7 +95,6 @@ static int h_cancel(lua_State *L) {
     return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
   if (t->state == T_RUNNING) return 0;         /* being cancelled: a setwaker below cancels again */
   luaL_checkstack(L, 8, NULL);                 /* (cn_unpark's, before the task is marked) */
-  luaL_checkstack(L, 8, NULL);                 /* (cn_unpark's, before the task is marked) */
   /* Out of every list and not PARKED: no waker and no run started from the
    * setwaker calls of cn_unpark can reach it before it is freed. */
   cn_list_unlink(lp, t);

@@ -19,7 +19,7 @@
 --- receiver:receive()        the oldest message; nil, "closed" once closed and
 ---                           empty; nil, "timeout"
 --- sender:settimeout(t), receiver:settimeout(t)   nil: no limit; 0 or less:
----                           fail at once instead of waiting; returns 1.0
+---                           fail at once instead of waiting; returns nothing
 --- receiver:setwaker("recvr", fn), sender:setwaker("sendr", fn)   the waker
 ---                           protocol, so both ends can be passed to
 ---                           cosock.socket.select; one task at a time per end
