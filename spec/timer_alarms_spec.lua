@@ -217,7 +217,6 @@ describe("cosock.timer alarms", function()
       assert.equal(4, #asked)
       -- the deadline after the busy call is the first tick after it ended
       assert.is_true(asked[3] > busy_end)
-      assert.is_true(asked[3] - s <= busy_end + 0.001) -- (the clock is read again after fn)
       local k2, k3 = grid_index(asked[2], asked[1], s), grid_index(asked[3], asked[1], s)
       assert.is_not_nil(k3)
       assert.is_true(k3 - k2 >= 4)              -- ticks in between were skipped
