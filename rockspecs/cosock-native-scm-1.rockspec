@@ -43,6 +43,7 @@ build = {
     ["cosock"] = "lua/cosock.lua",
     ["cosock.asyncify"] = "lua/cosock/asyncify.lua",
     ["cosock.channel"] = "lua/cosock/channel.lua",
+    ["cosock.compat"] = "lua/cosock/compat.lua",
     ["cosock.deadlock"] = "lua/cosock/deadlock.lua",
     ["cosock.dns"] = "lua/cosock/dns.lua",
     ["cosock.socket"] = "lua/cosock/socket.lua",

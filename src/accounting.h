@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include <lua.h>
+#include "compat.h"
 
 #include "alloc_count.h"
 #include "task.h"

@@ -60,12 +60,21 @@ cn_alloc_count *cn_alloc_count_install(lua_State *L) {
   a->f = f;
   a->ud = ud;
   a->bytes = 0;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  cn_push_main_thread(L);
   main = lua_tothread(L, -1);
   lua_pop(L, 1);
+  if (main == NULL) {                          /* 5.1/LuaJIT, opened off the main thread */
+    f(ud, a, sizeof *a, 0);
+    return &uncounted;
+  }
   /* lua_newstate allocates the main thread with its extra space in front
-   * and one block for the state; lua_close frees that block last. */
+   * (5.3, 5.4; none before) and one block for the state; lua_close frees
+   * that block last. */
+#if LUA_VERSION_NUM >= 503
   a->last = lua_getextraspace(main);
+#else
+  a->last = main;
+#endif
   lua_setallocf(L, count_alloc, a);
   return a;
 }

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include <lua.h>
+#include "compat.h"
 
 typedef struct cn_alloc_count {
   lua_Alloc f;          /* the allocator wrapped */

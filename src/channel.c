@@ -170,7 +170,7 @@ static void wake_rx(lua_State *L, const chan_ref *c) {
 
 /* Pushes the channel's aux table, making it on first use. */
 static int push_aux(lua_State *L, const chan_ref *c) {
-  if (lua_getuservalue(L, c->ud) != LUA_TTABLE) {
+  if (cn_getuservalue(L, c->ud) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 4, 0);
     lua_newtable(L);
@@ -178,7 +178,7 @@ static int push_aux(lua_State *L, const chan_ref *c) {
     lua_newtable(L);
     lua_rawseti(L, -2, AUX_PROXY);
     lua_pushvalue(L, -1);
-    lua_setuservalue(L, c->ud);
+    cn_setuservalue(L, c->ud);
   }
   return lua_gettop(L);
 }
@@ -446,12 +446,12 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
     if (c->ch->cap == 0) wake_rx(L, c);        /* a rendezvous: the receiver can take it */
     lua_settop(L, 6);
     lua_pushvalue(L, 1);
-    return lua_yieldk(L, 1, (lua_KContext)id, send_k);
+    return cn_yieldk(L, 1, (lua_KContext)id, send_k);
   }
   /* Through the protocol: the proxy stands for this place in line. Made
    * first, so that a failed allocation leaves nobody in line; and nobody
    * joins it from where no yield can go (outside any coroutine). */
-  if (!lua_isyieldable(L)) return luaL_error(L, "attempt to yield from outside a coroutine");
+  if (!cn_isyieldable(L)) return luaL_error(L, "attempt to yield from outside a coroutine");
   lua_settop(L, 6);
   lua_pushnil(L);                              /* recvt */
   lua_createtable(L, 1, 0);                    /* sendt = {proxy} */
@@ -467,7 +467,7 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
   lua_pushlightuserdata(L, CN_INTERNAL);
   id = join_line(L, c, 2, -1, 0);
   if (c->ch->cap == 0) wake_rx(L, c);
-  return lua_yieldk(L, 4, (lua_KContext)id, send_k);
+  return cn_yieldk(L, 4, (lua_KContext)id, send_k);
 }
 
 /* After a wait in line: delivered (true), closed, timed out, or wait again. */
@@ -540,7 +540,7 @@ static int recv_wait(lua_State *L, const chan_ref *c, int first) {
     if (c->ch->cap == 0) wake_tx_selector(L, c); /* a rendezvous has room now */
     lua_settop(L, 5);
     lua_pushvalue(L, 1);
-    return lua_yieldk(L, 1, (lua_KContext)wid, recv_k);
+    return cn_yieldk(L, 1, (lua_KContext)wid, recv_k);
   }
   /* What cosock's receive yields: ({rx}, nil, timeout as given). */
   lua_settop(L, 5);
@@ -549,7 +549,7 @@ static int recv_wait(lua_State *L, const chan_ref *c, int first) {
   lua_rawseti(L, -2, 1);
   lua_pushnil(L);
   push_tmo(L, &tmo);
-  return lua_yieldk(L, 3, 0, recv_k);
+  return cn_yieldk(L, 3, 0, recv_k);
 }
 
 /* After a wait: a ticket still on the channel that is this wait's (ctx; it
@@ -603,6 +603,7 @@ static void locate(lua_State *L, int tx, const char *fname) {
 
 /* sender.send(self, msg) */
 static int m_send(lua_State *L) {
+  CN_RESUMABLE(L);
   lua_settop(L, 2);
   locate(L, 1, "send");
   lua_pushnil(L);
@@ -611,6 +612,7 @@ static int m_send(lua_State *L) {
 
 /* receiver.receive(self) */
 static int m_receive(lua_State *L) {
+  CN_RESUMABLE(L);
   lua_settop(L, 1);
   locate(L, 0, "receive");
   lua_pushnil(L);
@@ -621,6 +623,7 @@ static int m_receive(lua_State *L) {
 static int fast_send(lua_State *L) {
   cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
   lua_Integer pos;
+  CN_RESUMABLE(L);
   if (ch->closed || lua_topointer(L, 1) != ch->tx ||
       (ch->cap >= 0 && (ch->cap == 0 || queued(ch) >= ch->cap || cn_line_len(&ch->line) > 0))) {
     if (lua_topointer(L, 1) != ch->tx) return m_send(L); /* another self: its checks */
@@ -649,6 +652,7 @@ static int fast_send(lua_State *L) {
 static int fast_receive(lua_State *L) {
   cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
   lua_Integer i;
+  CN_RESUMABLE(L);
   if (ch->first > ch->last || lua_topointer(L, 1) != ch->rx) {
     if (lua_topointer(L, 1) != ch->rx) return m_receive(L);
     lua_settop(L, 1);
@@ -844,6 +848,12 @@ static void make_end(lua_State *L, int mt, lua_CFunction fast, const char *name)
   lua_pushvalue(L, 4);
   lua_pushcclosure(L, fast, 4);
   lua_setfield(L, -2, name);
+  {
+    const char *names[2];
+    names[0] = name;
+    names[1] = NULL;
+    cn_lift_fields(L, -1, names);
+  }
   lua_pushvalue(L, mt);
   lua_setmetatable(L, -2);
 }
@@ -932,6 +942,7 @@ void cn_channel_open(lua_State *L) {
     {"receive", m_receive}, {"close", m_rx_close}, {"settimeout", m_rx_settimeout},
     {"setwaker", m_rx_setwaker}, {NULL, NULL}
   };
+  static const char *const tx_waits[] = {"send", NULL}, *const rx_waits[] = {"receive", NULL};
   static const luaL_Reg funcs[] = {
     {"channel_waiting", l_waiting}, {"channel_senders", l_senders}, {NULL, NULL}
   };
@@ -941,6 +952,7 @@ void cn_channel_open(lua_State *L) {
   lua_newtable(L);                             /* sender methods */
   lua_pushvalue(L, loop);
   luaL_setfuncs(L, tx_methods, 1);
+  cn_lift_fields(L, -1, tx_waits);
   lua_pushvalue(L, -1);
   lua_setfield(L, mod, "channel_sender");
   lua_createtable(L, 0, 1);                    /* its metatable */
@@ -949,6 +961,7 @@ void cn_channel_open(lua_State *L) {
   lua_newtable(L);                             /* receiver methods */
   lua_pushvalue(L, loop);
   luaL_setfuncs(L, rx_methods, 1);
+  cn_lift_fields(L, -1, rx_waits);
   lua_pushvalue(L, -1);
   lua_setfield(L, mod, "channel_receiver");
   lua_createtable(L, 0, 1);

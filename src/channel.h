@@ -2,7 +2,7 @@
 #ifndef COSOCK_CHANNEL_H
 #define COSOCK_CHANNEL_H
 
-#include <lua.h>
+#include "compat.h"
 
 /* Adds channel_new, channel_sender, channel_receiver, channel_waiting and
  * channel_line to the module table on top (the loop just below it). */

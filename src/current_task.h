@@ -2,7 +2,7 @@
 #ifndef CN_CURRENT_TASK_H
 #define CN_CURRENT_TASK_H
 
-#include <lua.h>
+#include "compat.h"
 
 int cn_current_task(lua_State *L);            /* core.current_task */
 

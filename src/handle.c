@@ -284,7 +284,7 @@ static int join_wait(lua_State *L) {
     double left = lua_tonumber(L, 3) - cn_clock_now();
     lua_pushnumber(L, left > 0 ? left : 0);
   }
-  return lua_yieldk(L, 3, 0, join_k);
+  return cn_yieldk(L, 3, 0, join_k);
 }
 
 static int join_k(lua_State *L, int status, lua_KContext ctx) {
@@ -313,6 +313,7 @@ static int join_k(lua_State *L, int status, lua_KContext ctx) {
 static int h_join(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
+  CN_RESUMABLE(L);
   lua_settop(L, 2);
   if (!is_handle(L, lp, 1))
     return luaL_error(L, "bad self to 'join' (thread handle expected, got %s)", luaL_typename(L, 1));
@@ -328,7 +329,7 @@ static int h_join(lua_State *L) {
   } else {
     lua_pushnil(L);                            /* deadline */
   }
-  if (!cn_running(lp) || !lua_isyieldable(L))
+  if (!cn_running(lp) || !cn_isyieldable(L))
     return luaL_error(L, "cosock: join must be called from a task");
   if (push_keyed(L, lp->r_handle_results, 1) == LUA_TTABLE) return push_outcome(L, -1);
   lua_pop(L, 1);
@@ -361,11 +362,13 @@ void cn_handle_open(lua_State *L) {
     {"is_alive", h_is_alive}, {"cancel", h_cancel}, {"__tostring", h_tostring},
     {"join", h_join}, {"setwaker", h_setwaker}, {NULL, NULL}
   };
+  static const char *const waits[] = {"join", NULL};
   cn_loop *lp = lua_touserdata(L, -1);
   /* One table is the metatable and the method table, as cosock's is. */
   lua_createtable(L, 0, 4);                    /* loop, mt */
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, methods, 1);
+  cn_lift_fields(L, -1, waits);
   lua_pushvalue(L, -1);
   lua_setfield(L, -2, "__index");
   lp->r_handle_mt = luaL_ref(L, LUA_REGISTRYINDEX); /* pops mt */

@@ -2,7 +2,7 @@
 #ifndef COSOCK_HANDLE_H
 #define COSOCK_HANDLE_H
 
-#include <lua.h>
+#include "compat.h"
 
 #include "loop.h"
 

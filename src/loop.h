@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include <lauxlib.h>
-#include <lua.h>
+#include "compat.h"
 
 #include "lib/poller.h"
 #include "lib/timer_heap.h"

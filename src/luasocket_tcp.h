@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include <lua.h>
+#include "compat.h"
 
 #include "loop.h"
 

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include <lua.h>
+#include "compat.h"
 
 typedef struct cn_mem {
   lua_Alloc f;

@@ -2,7 +2,7 @@
 #ifndef COSOCK_METADATA_H
 #define COSOCK_METADATA_H
 
-#include <lua.h>
+#include "compat.h"
 
 int cn_get_thread_metadata(lua_State *L);
 int cn_thread_states(lua_State *L);

@@ -302,7 +302,7 @@ static void arm_timer(cn_loop *lp, cn_task *t) {
 
 lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, const cn_tmo *tmo, int obj) {
   cn_task *t = cn_own_task(lp, L);
-  if (t == NULL || !lua_isyieldable(L)) return 0;
+  if (t == NULL || !CN_KNOWS_YIELDABLE || !cn_isyieldable(L)) return 0;
   lp->park.pre.slot = t->slot;
   lp->park.pre.kind = (unsigned char)kind;
   lp->park.pre.tmo = *tmo;

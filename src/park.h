@@ -3,7 +3,7 @@
 #ifndef COSOCK_PARK_H
 #define COSOCK_PARK_H
 
-#include <lua.h>
+#include "compat.h"
 
 #include "task.h"
 

@@ -236,7 +236,7 @@ static int park(lua_State *L, cn_loop *lp) {
   double left = 0;
   lua_Integer wid;
   cn_pwait *e;
-  if (!lua_isyieldable(L)) {
+  if (!cn_isyieldable(L)) {
     lua_pushliteral(L, "when.wait: the predicate is false and only a task can wait "
                        "(called outside a task)");
     return lua_error(L);
@@ -273,7 +273,7 @@ static int park(lua_State *L, cn_loop *lp) {
   lp->preds.live++;
   if (wid != 0) {
     lua_pushvalue(L, A_W);
-    return lua_yieldk(L, 1, 0, wait_k);
+    return cn_yieldk(L, 1, 0, wait_k);
   }
   /* Yields that the task forwards from a coroutine of its own: w is waited
    * on as an object (the loop calls w:setwaker). A raise from here on leaves
@@ -287,7 +287,7 @@ static int park(lua_State *L, cn_loop *lp) {
   if (has_timeout) lua_pushnumber(L, left);
   else lua_pushnil(L);
   lua_pushlightuserdata(L, CN_INTERNAL);
-  return lua_yieldk(L, 4, 0, wait_k);
+  return cn_yieldk(L, 4, 0, wait_k);
 }
 
 /* After the wait: the predicate's values, its error, nothing (whenever's nil),
@@ -330,6 +330,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
 static int l_pred_wait(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int flags;
+  CN_RESUMABLE(L);
   lua_settop(L, A_FLAGS);
   flags = (int)luaL_optinteger(L, A_FLAGS, 0);
   if (lua_isnil(L, A_TIMEOUT)) {
@@ -476,6 +477,7 @@ void cn_preds_reset(lua_State *L, cn_loop *lp) {
 }
 
 void cn_preds_open(lua_State *L, cn_loop *lp) {
+  static const char *const waits[] = {"pred_wait", NULL};
   static const luaL_Reg funcs[] = {
     {"pred_wait", l_pred_wait},
     {"pred_interval", l_pred_interval},
@@ -495,6 +497,7 @@ void cn_preds_open(lua_State *L, cn_loop *lp) {
   lp->preds.r_mt = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
+  cn_lift_fields(L, -1, waits);
 }
 
 void cn_preds_free(lua_State *L, cn_loop *lp) {

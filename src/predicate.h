@@ -3,7 +3,7 @@
 #ifndef COSOCK_PREDICATE_H
 #define COSOCK_PREDICATE_H
 
-#include <lua.h>
+#include "compat.h"
 
 #include "loop.h"
 

@@ -515,11 +515,11 @@ static cn_dnslook *look_at(lua_State *L, int idx) {
  * its anchor); pushes it (nil when none). Cannot fail. */
 static void take_waker(lua_State *L, cn_loop *lp, cn_dnslook *k, int ud) {
   ud = lua_absindex(L, ud);
-  lua_getuservalue(L, ud);
+  cn_getuservalue(L, ud);
   if (k == NULL || !k->waker) return;
   k->waker = 0;
   lua_pushnil(L);
-  lua_setuservalue(L, ud);
+  cn_setuservalue(L, ud);
   cn_push_ref(L, lp->dns.r->r_anchor);
   lua_pushnil(L);
   lua_rawsetp(L, -2, k);
@@ -571,7 +571,7 @@ static int box_setwaker(lua_State *L) {
   lua_rawsetp(L, -2, k);
   lua_pop(L, 1);
   lua_pushvalue(L, 3);
-  lua_setuservalue(L, 1);
+  cn_setuservalue(L, 1);
   k->waker = 1;
   if (k->state == B_DONE) {
     done_unlink(lp, k);
@@ -706,7 +706,7 @@ static int yield_protocol(lua_State *L, int box) {
   lua_pushnil(L);
   lua_pushvalue(L, box - 1);
   lua_pushlightuserdata(L, CN_INTERNAL);
-  return lua_yieldk(L, 4, (lua_KContext)box, wait_k);
+  return cn_yieldk(L, 4, (lua_KContext)box, wait_k);
 }
 
 /* After the wait: the answer if it came, else "timeout" (the answer is then
@@ -758,7 +758,7 @@ static int await(lua_State *L, cn_loop *lp, int box) {
     b->slot = cn_current_slot(lp);
     b->waitid = wid;
     lua_pushvalue(L, box);
-    return lua_yieldk(L, 1, (lua_KContext)box, wait_k);
+    return cn_yieldk(L, 1, (lua_KContext)box, wait_k);
   }
   return yield_protocol(L, box);
 }
@@ -778,7 +778,7 @@ static void check_timeout(lua_State *L, int idx) {
 /* Starts a lookup: the caller pushed the timeout; returns the index of the
  * lookup's object (on top). May raise before anything is started. */
 static int begin(lua_State *L, cn_loop *lp, int op, dns_chan **c, cn_dnslook **q) {
-  if (!lua_isyieldable(L))
+  if (!cn_isyieldable(L))
     luaL_error(L, "cosock: a name lookup must wait, and cannot here (not in a coroutine)");
   *c = channel(L, lp);
   *q = new_lookup(L, lp, *c, op);
@@ -823,6 +823,7 @@ static int numeric_family(const char *s) {
  * a port or service name (then each entry has its port). SOCK_STREAM hints,
  * as LuaSocket's getaddrinfo. timeout: seconds (nil or negative: none). */
 static int l_getaddrinfo(lua_State *L) {
+  CN_RESUMABLE(L);
   cn_loop *lp = cn_loop_get(L);
   const char *host = luaL_checkstring(L, 1);
   int family = family_of(L, 2), numeric, box;
@@ -852,6 +853,7 @@ static int l_getaddrinfo(lua_State *L) {
  * lookup of LuaSocket's toip and tohostname (IPv4): by address when host is
  * a dotted quad (a reverse lookup), else by name. */
 static int l_gethost(lua_State *L) {
+  CN_RESUMABLE(L);
   cn_loop *lp = cn_loop_get(L);
   const char *host = luaL_checkstring(L, 1);
   struct in_addr a4;
@@ -878,6 +880,7 @@ static int l_gethost(lua_State *L) {
  * getnameinfo, for one of the addresses its host resolved to). Without a
  * name the node is the address itself, as getnameinfo gives it. */
 static int l_nameinfo(lua_State *L) {
+  CN_RESUMABLE(L);
   cn_loop *lp = cn_loop_get(L);
   const char *addr = luaL_checkstring(L, 1);
   lua_Integer port = luaL_checkinteger(L, 2);
@@ -991,7 +994,7 @@ void cn_dns_reset(lua_State *L, cn_loop *lp) {
     if (k != NULL) {
       k->waker = 0;
       lua_pushnil(L);
-      lua_setuservalue(L, -2);
+      cn_setuservalue(L, -2);
     }
     lua_pop(L, 1);
     lua_pushvalue(L, -1);
@@ -1016,6 +1019,7 @@ void cn_dns_free(lua_State *L, cn_loop *lp) {
 }
 
 void cn_dns_open(lua_State *L, cn_loop *lp) {
+  static const char *const waits[] = {"dns_getaddrinfo", "dns_gethost", "dns_nameinfo", NULL};
   static const luaL_Reg funcs[] = {
     {"dns_getaddrinfo", l_getaddrinfo}, {"dns_gethost", l_gethost},
     {"dns_nameinfo", l_nameinfo}, {"dns_config", l_config},
@@ -1035,6 +1039,7 @@ void cn_dns_open(lua_State *L, cn_loop *lp) {
   lp->dns.r_mt = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
+  cn_lift_fields(L, -1, waits);
   lua_pushliteral(L, "c-ares");
   lua_setfield(L, -2, "dns");
   lua_pushstring(L, ares_version(NULL));

@@ -4,7 +4,7 @@
 #ifndef COSOCK_RESOLVER_H
 #define COSOCK_RESOLVER_H
 
-#include <lua.h>
+#include "compat.h"
 
 #include "loop.h"
 

@@ -2,7 +2,7 @@
 #ifndef COSOCK_RUN_H
 #define COSOCK_RUN_H
 
-#include <lua.h>
+#include "compat.h"
 
 #include "task.h"
 

@@ -62,6 +62,7 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
 /* signal_park(node, timeout) -> the loop's three resume values. Parks the
  * calling task until signal_wake(node) or the timeout (nil: none). */
 static int s_park(lua_State *L) {
+  CN_RESUMABLE(L);
   cn_loop *lp = cn_loop_get(L);
   int has_timeout;
   double timeout = 0;
@@ -86,7 +87,7 @@ static int s_park(lua_State *L) {
     set_int(L, 1, UP(WSLOT), cn_current_slot(lp));
     set_int(L, 1, UP(WID), wid);
     lua_pushvalue(L, 1);
-    return lua_yieldk(L, 1, 0, park_k);
+    return cn_yieldk(L, 1, 0, park_k);
   }
   lua_createtable(L, 1, 0);                    /* recvt */
   lua_pushvalue(L, 1);
@@ -94,7 +95,7 @@ static int s_park(lua_State *L) {
   lua_pushnil(L);
   lua_pushvalue(L, 2);
   lua_pushlightuserdata(L, CN_INTERNAL);
-  return lua_yieldk(L, 4, 0, park_k);
+  return cn_yieldk(L, 4, 0, park_k);
 }
 
 /* signal_wake(node) -> true when the node's ticket is a wait that goes on:
@@ -117,6 +118,7 @@ static int s_ticket(lua_State *L) {
 }
 
 void cn_sigwait_open(lua_State *L) {
+  static const char *const waits[] = {"signal_park", NULL};
   static const luaL_Reg funcs[] = {
     {"signal_park", s_park},
     {"signal_wake", s_wake},
@@ -128,4 +130,5 @@ void cn_sigwait_open(lua_State *L) {
   lua_pushliteral(L, "wslot");
   lua_pushliteral(L, "wid");
   luaL_setfuncs(L, funcs, UP_COUNT_ - 1);
+  cn_lift_fields(L, -1, waits);
 }

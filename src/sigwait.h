@@ -2,7 +2,7 @@
 #ifndef COSOCK_SIGWAIT_H
 #define COSOCK_SIGWAIT_H
 
-#include <lua.h>
+#include "compat.h"
 
 /* Adds signal_park, signal_wake and signal_ticket to the module table on top
  * (the loop just below it). */

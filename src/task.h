@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include <lua.h>
+#include "compat.h"
 
 #include "loop.h"
 

@@ -137,7 +137,7 @@ static void set_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud, int fn) {
   lua_rawsetp(L, -2, t);
   lua_pop(L, 1);
   lua_pushvalue(L, fn);
-  lua_setuservalue(L, ud);
+  cn_setuservalue(L, ud);
   set_waker_flag(lp, t, 1);
 }
 
@@ -145,12 +145,12 @@ static void set_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud, int fn) {
  * (nil when none was set). Cannot fail. */
 static void take_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud) {
   ud = lua_absindex(L, ud);
-  lua_getuservalue(L, ud);                     /* fn */
+  cn_getuservalue(L, ud);                     /* fn */
   if (!t->waker) return;
   set_waker_flag(lp, t, 0);
   due_unlink(lp, t);
   lua_pushnil(L);
-  lua_setuservalue(L, ud);
+  cn_setuservalue(L, ud);
   cn_push_ref(L, lp->timers.r_anchor);         /* fn, anchor */
   lua_pushnil(L);
   lua_rawsetp(L, -2, t);
@@ -411,7 +411,7 @@ void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl) {
     if (t != NULL) {
       t->waker = 0;
       lua_pushnil(L);
-      lua_setuservalue(L, -2);
+      cn_setuservalue(L, -2);
     }
     lua_pop(L, 1);
   }

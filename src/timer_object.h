@@ -4,7 +4,7 @@
 #ifndef COSOCK_TIMER_OBJECT_H
 #define COSOCK_TIMER_OBJECT_H
 
-#include <lua.h>
+#include "compat.h"
 
 #include "loop.h"
 

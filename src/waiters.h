@@ -4,7 +4,7 @@
 #ifndef COSOCK_WAITERS_H
 #define COSOCK_WAITERS_H
 
-#include <lua.h>
+#include "compat.h"
 
 #include "loop.h"
 

@@ -2,7 +2,7 @@
 #ifndef COSOCK_WAKERS_H
 #define COSOCK_WAKERS_H
 
-#include <lua.h>
+#include "compat.h"
 
 /* Adds waker_stale to the module table on top (the loop just below it). */
 void cn_wakers_open(lua_State *L);

@@ -125,7 +125,11 @@ static void wd_hook(lua_State *L, lua_Debug *ar) {
     if (now >= lp->wd.due_ns) fire(L, lp, now);
   }
   /* The program's own hook still gets the events it asked for. */
+#ifdef LUA_HOOKTAILCALL
   mask = ar->event == LUA_HOOKTAILCALL ? LUA_MASKCALL : 1 << ar->event;
+#else                                          /* 5.1, LuaJIT: a tail return instead */
+  mask = ar->event == LUA_HOOKTAILRET ? LUA_MASKRET : 1 << ar->event;
+#endif
   if (lp->wd.saved && (lp->wd.saved_mask & mask)) lp->wd.saved(L, ar);
 }
 

@@ -7,7 +7,7 @@
 #ifndef COSOCK_WATCHDOG_H
 #define COSOCK_WATCHDOG_H
 
-#include <lua.h>
+#include "compat.h"
 
 #include "loop.h"
 

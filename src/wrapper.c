@@ -203,7 +203,7 @@ static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
   int kind = wait_kind(L, RV_ERR, K_RECV), n;
   if (kind >= 0) {
     if ((n = wait_begin(L, cn_loop_get(L), RV_SELF, kind, RV_DEADLINE, known)) > 0)
-      return lua_yieldk(L, n, tcp != NULL, receive_k);
+      return cn_yieldk(L, n, tcp != NULL, receive_k);
     return receive_fail(L);
   }
   /* OpenSSL 3 reports a peer whose TCP stream ended without a TLS
@@ -321,9 +321,11 @@ static void check_receive_args(lua_State *L) {
 /* receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte
  * count) that waits instead of failing with "timeout"/"wantread". */
 static int w_receive(lua_State *L) {
-  cn_loop *lp = cn_loop_get(L);
+  cn_loop *lp;
   cn_task *t;
   char *tcp;
+  CN_RESUMABLE(L);
+  lp = cn_loop_get(L);
   luaL_checktype(L, RV_SELF, LUA_TTABLE);
   lua_settop(L, RV_PARTIAL);
   check_receive_args(L);
@@ -421,7 +423,7 @@ static int send_direct(lua_State *L, cn_loop *lp) {
 static int send_wait(lua_State *L) {
   int kind = wait_kind(L, SD_ERR, K_SEND), n;
   if (kind >= 0 && (n = wait_begin(L, cn_loop_get(L), SD_SELF, kind, SD_DEADLINE, NULL)) > 0)
-    return lua_yieldk(L, n, 0, send_k);
+    return cn_yieldk(L, n, 0, send_k);
   return send_fail(L);
 }
 
@@ -443,6 +445,7 @@ static int send_k(lua_State *L, int status, lua_KContext ctx) {
  * waits for writability and goes after. Returns the index of the last byte
  * sent, or nil, err, last byte sent. */
 static int w_send(lua_State *L) {
+  CN_RESUMABLE(L);
   luaL_checktype(L, SD_SELF, LUA_TTABLE);
   lua_settop(L, SD_J);
   luaL_checklstring(L, SD_DATA, NULL);
@@ -480,17 +483,19 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
 static int w_wait(lua_State *L) {
   static const char *const kinds[] = {"recvr", "sendr", NULL};
   int kind, n;
+  CN_RESUMABLE(L);
   luaL_checktype(L, 1, LUA_TTABLE);
   kind = luaL_checkoption(L, 2, NULL, kinds);
   lua_settop(L, 3);
   if (!lua_isnil(L, 3)) luaL_checknumber(L, 3);
   n = wait_begin(L, cn_loop_get(L), 1, kind, 3, NULL);
   if (n == 0) return 0;
-  return lua_yieldk(L, n, 0, wait_k);
+  return cn_yieldk(L, n, 0, wait_k);
 }
 
 #define KEY_STRING(name, str) str,
 void cn_wrapper_open(lua_State *L) {
+  static const char *const funcs_that_wait[] = {"receive", "send", "wait", NULL};
   static const luaL_Reg funcs[] = {
     {"receive", w_receive},
     {"send", w_send},
@@ -503,4 +508,5 @@ void cn_wrapper_open(lua_State *L) {
   lua_pushvalue(L, -2);                        /* loop, module */
   for (i = 0; keys[i]; i++) lua_pushstring(L, keys[i]);
   luaL_setfuncs(L, funcs, UP_COUNT_ - 1);
+  cn_lift_fields(L, -1, funcs_that_wait);
 }

@@ -2,7 +2,7 @@
 #ifndef COSOCK_WRAPPER_H
 #define COSOCK_WRAPPER_H
 
-#include <lua.h>
+#include "compat.h"
 
 /* Adds receive, send and wait to the module table on top (the loop just
  * below it). */

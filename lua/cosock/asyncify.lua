@@ -2,8 +2,8 @@
 --- gets cosock.socket for `require "socket"` and cosock.ssl for `require "ssl"`.
 ---
 --- `asyncify(name)` finds the module's loader through package.searchers like
---- `require` does; when it is a fresh Lua chunk, its `_ENV` upvalue is replaced by an
---- environment whose `require` is this module's, and the chunk is run. Reads of
+--- `require` does; when it is a fresh Lua chunk, its `_ENV` upvalue (on 5.1 and
+--- LuaJIT: its environment, setfenv) is replaced by an environment whose `require` is this module's, and the chunk is run. Reads of
 --- other globals go to the real ones; writes stay in that environment, which
 --- every asyncified module shares (as in cosock 0.2.0). Results are cached per name (and kept
 --- apart from package.loaded, so plain `require` still gives the blocking module).
@@ -25,6 +25,7 @@ local require, type, pairs, error, pcall, setmetatable, getmetatable, rawset =
   require, type, pairs, error, pcall, setmetatable, getmetatable, rawset
 local sfind, concat = string.find, table.concat
 local dgetinfo, dgetupvalue, dsetupvalue = debug.getinfo, debug.getupvalue, debug.setupvalue
+local setfenv = setfenv -- (5.1 and LuaJIT only)
 
 local STDLIB = {
   _G = true, coroutine = true, debug = true, io = true, math = true, os = true,
@@ -59,7 +60,7 @@ end
 -- or nil, the concatenated messages of the searchers, and the last one.
 local function find_loader(name)
   local msgs = {}
-  local searchers = package.searchers
+  local searchers = package.searchers or package.loaders -- (5.1: loaders)
   for i = 1, #searchers do
     local loader, extra = searchers[i](name)
     if type(loader) == "function" then return loader, extra, i end
@@ -68,14 +69,20 @@ local function find_loader(name)
   return nil, concat(msgs), msgs[#msgs]
 end
 
--- Is `loader` a freshly loaded main chunk whose first upvalue is its _ENV?
-local function env_upvalue(loader)
+-- Is `loader` a freshly loaded main chunk? Then gives it `env` and returns true.
+-- 5.2 and later: its first upvalue is its _ENV; 5.1 and LuaJIT: setfenv.
+local function give_env(loader)
   local info = dgetinfo(loader, "S")
-  if info.what ~= "main" then return nil end
+  if info.what ~= "main" then return false end
+  if setfenv then
+    setfenv(loader, env)
+    return true
+  end
   local uvname = dgetupvalue(loader, 1)
   -- "" when the chunk was stripped of debug names: a main chunk's only upvalue is _ENV
-  if uvname == "_ENV" or uvname == "" then return 1 end
-  return nil
+  if uvname ~= "_ENV" and uvname ~= "" then return false end
+  dsetupvalue(loader, 1, env)
+  return true
 end
 
 --- Load (or find in the cache) module `name`. Returns the module, or nil, err, last
@@ -103,10 +110,9 @@ function load_module(name)
         local last = idx -- (when nothing is found: the last searcher's message)
         return nil, "module '" .. name .. "' not found:" .. extra, last
       end
-    elseif idx == 1 or not env_upvalue(loader) then
+    elseif idx == 1 or not give_env(loader) then
       mod = require(name)
     else
-      dsetupvalue(loader, env_upvalue(loader), env)
       local before = package.loaded[name]
       cache[name] = LOADING
       local ok, res = pcall(loader, name, extra)

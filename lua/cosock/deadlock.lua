@@ -12,6 +12,7 @@
 --- library to find who holds the other end of a channel.
 
 local core = require "cosock.core"
+local compat = require "cosock.compat"
 
 local M = {}
 
@@ -90,7 +91,7 @@ end
 local function socket_text(obj)
   local inner = obj.inner_sock
   local ok, fd = pcall(inner.getfd, inner)
-  if ok and math.type(fd) == "float" and fd == math.floor(fd) then fd = math.tointeger(fd) end
+  if ok and compat.math_type(fd) == "float" and fd == math.floor(fd) then fd = compat.tointeger(fd) end
   return ("a socket (fd %s, %s -> %s)"):format(ok and tostring(fd) or "?",
     address(inner, "getsockname"), address(inner, "getpeername"))
 end

@@ -14,7 +14,8 @@ local luasocket = require "socket"
 local core = require "cosock.core"
 
 local type, error, select, ipairs, tostring, tonumber = type, error, select, ipairs, tostring, tonumber
-local isyieldable = coroutine.isyieldable
+local compat = require "cosock.compat"
+local isyieldable = compat.isyieldable
 local ls = luasocket.dns
 
 local M = {}
@@ -164,7 +165,7 @@ function M.configure(opts)
   if t ~= nil and (type(t) ~= "number" or t <= 0 or t > 3600) then
     error("bad argument #1 to 'configure' (timeout: seconds > 0 and <= 3600 expected, got " .. tostring(t) .. ")", 2)
   end
-  if n ~= nil and (math.type(n) ~= "integer" or n < 1 or n > 100) then
+  if n ~= nil and (compat.math_type(n) ~= "integer" or n < 1 or n > 100) then
     error("bad argument #1 to 'configure' (tries: integer from 1 to 100 expected, got " .. tostring(n) .. ")", 2)
   end
   local csv = servers_csv("configure", opts.servers)

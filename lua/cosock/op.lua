@@ -27,7 +27,8 @@ local luasocket = require "socket"
 
 local type, error, tostring, getmetatable, setmetatable, select, rawget, rawset, pairs =
   type, error, tostring, getmetatable, setmetatable, select, rawget, rawset, pairs
-local pack, unpack = table.pack, table.unpack
+local compat = require "cosock.compat"
+local pack, unpack = compat.pack, compat.unpack
 local yield, resume, create, costatus = coroutine.yield, coroutine.resume, coroutine.create,
   coroutine.status
 

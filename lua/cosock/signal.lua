@@ -22,8 +22,9 @@
 --- node is waited on through the waker protocol (setwaker) instead.
 
 local type, error, tostring, setmetatable = type, error, tostring, setmetatable
-local isyieldable = coroutine.isyieldable
-local pack, unpack = table.pack, table.unpack
+local compat = require "cosock.compat"
+local isyieldable = compat.isyieldable
+local pack, unpack = compat.pack, compat.unpack
 
 local core = require "cosock.core"
 local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale

@@ -11,7 +11,8 @@
 
 local type, error, tostring, getmetatable = type, error, tostring, getmetatable
 local yield = coroutine.yield
-local pack, unpack = table.pack, table.unpack
+local compat = require "cosock.compat"
+local pack, unpack = compat.pack, compat.unpack
 
 local core = require "cosock.core"
 local channel = require "cosock.channel"

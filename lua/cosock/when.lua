@@ -14,7 +14,8 @@
 --- task runs, so waiting predicates cost an idle program almost nothing.
 
 local type, error, tostring, getmetatable = type, error, tostring, getmetatable
-local pack, unpack = table.pack, table.unpack
+local compat = require "cosock.compat"
+local pack, unpack = compat.pack, compat.unpack
 
 local core = require "cosock.core"
 local signal = require "cosock.signal"
@@ -93,7 +94,7 @@ function m.whenever(pred, fn, name)
       local r = pack(pred_wait(pred, nil, flags))
       if r.n == 0 then return end
       fn(unpack(r, 1, r.n))
-      flags = UNTIL_NIL | LATER -- the next check is the loop's, after this pass
+      flags = UNTIL_NIL + LATER -- the next check is the loop's, after this pass
     end
   end, task_name(name, "when.whenever"))
 end

@@ -12,8 +12,9 @@
 local core = require "cosock.core"
 
 local type, ipairs = type, ipairs
-local pack, unpack = table.pack, table.unpack
-local isyieldable = coroutine.isyieldable
+local compat = require "cosock.compat"
+local pack, unpack = compat.pack, compat.unpack
+local isyieldable = compat.isyieldable
 local numeric, getaddrinfo, monotime = core.dns_numeric, core.dns_getaddrinfo, core.monotime
 
 local M = {}
