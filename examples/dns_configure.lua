@@ -7,7 +7,7 @@
 -- toip and getaddrinfo then give; /etc/hosts still answering localhost; a
 -- socket timeout ending a connect's lookup first; the bad-argument errors of
 -- configure and setservers; dns.setservers(nil) going back to the system's
--- servers. See doc/dns.md and doc/reference.md (cosock.socket.dns).
+-- servers, and configure{} resetting the timing too. See doc/dns.md and doc/reference.md (cosock.socket.dns).
 --
 -- Run from a checkout, after a build:  ./scripts/run-example.sh dns_configure
 -- With c-ares built in it prints, in this order (in about half a second):
@@ -20,6 +20,7 @@
 --   configure{tries = 0}: bad argument #1 to 'configure' (tries: integer from 1 to 100 expected, got 0)
 --   setservers{"dns.example"}: bad argument #1 to 'setservers' (entry 1: numeric address expected, got 'dns.example')
 --   setservers(nil): true
+--   configure{}: true
 --   run() returned
 -- Built without c-ares it prints "resolver: luasocket", then "configure: nil
 -- cosock-native was built without c-ares: ..." and "run() returned".
@@ -65,6 +66,8 @@ cosock.spawn(function()
     _, e = pcall(dns.setservers, { "dns.example" })
     print('setservers{"dns.example"}: ' .. e)
     show("setservers(nil):", dns.setservers(nil))
+    -- setservers keeps configure's timeout and tries; configure{} resets all.
+    show("configure{}:", dns.configure {})
   end
   silent:close()
 end, "main")
