@@ -7,7 +7,8 @@
 -- toip and getaddrinfo then give; /etc/hosts still answering localhost; a
 -- socket timeout ending a connect's lookup first; the bad-argument errors of
 -- configure and setservers; dns.setservers(nil) going back to the system's
--- servers, and configure{} resetting the timing too. See doc/dns.md and doc/reference.md (cosock.socket.dns).
+-- servers, and configure{} resetting the timing too. See doc/dns.md and
+-- doc/reference.md (cosock.socket.dns).
 --
 -- Run from a checkout, after a build:  ./scripts/run-example.sh dns_configure
 -- With c-ares built in it prints, in this order (in about half a second):
