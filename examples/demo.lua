@@ -6,6 +6,9 @@
 -- and check every answer; a channel carries their reports to a collector task
 -- that prints the summary. Nothing blocks: while one task waits on a socket
 -- or a sleep, the others run.
+--
+-- Run from a checkout, after a build:  ./scripts/run-example.sh demo
+-- (./scripts/demo.sh installs what is missing, builds, then runs this.)
 local cosock = require "cosock"
 local socket = cosock.socket
 

@@ -4,10 +4,11 @@
 -- Shows: cosock.socket.connect, many tasks sharing one loop, settimeout on a
 -- wrapper, and checking what comes back.
 --
--- Run:  lua5.3 examples/echo_server.lua 0 3 &   (prints the port)
---       lua5.3 examples/echo_client.lua <port> 3
+-- Run from a checkout, after a build:
+--       ./scripts/run-example.sh echo_server 0 3 &   (prints the port)
+--       ./scripts/run-example.sh echo_client <port> 3
 -- With no port, it starts its own echo server task on an ephemeral port first, so
--- `lua5.3 examples/echo_client.lua` alone works too.
+-- `./scripts/run-example.sh echo_client` alone works too.
 -- Prints, for each client, "client N: sent 3 lines, 3 echoed back", then "ok".
 
 local cosock = require "cosock"

@@ -4,8 +4,8 @@
 -- receive/send that wait by yielding, and a server that stops after serving a set
 -- number of clients so that cosock.run() returns.
 --
--- Run:  lua5.3 examples/echo_server.lua [port] [clients]
---       (LUA_PATH/LUA_CPATH pointing at lua/ and the built cosock/core.so)
+-- Run from a checkout, after a build:  ./scripts/run-example.sh echo_server [port] [clients]
+-- (or: lua5.3 examples/echo_server.lua with cosock on LUA_PATH/LUA_CPATH)
 -- Prints "listening on 127.0.0.1:<port>", then one line per client served, then
 -- "served N clients". With port 0 (the default) the system picks a free port; talk
 -- to it with examples/echo_client.lua <port>.

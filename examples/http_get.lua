@@ -5,7 +5,7 @@
 -- making requests from tasks while the server runs in the same loop; several
 -- requests at once.
 --
--- Run:  lua5.3 examples/http_get.lua
+-- Run from a checkout, after a build:  ./scripts/run-example.sh http_get
 -- Prints, for each of 3 requests, "GET /n -> 200: hello from /n", then "done".
 
 local cosock = require "cosock"

@@ -4,7 +4,7 @@
 -- stage that transforms messages, a consumer that reads until "closed", and
 -- cosock.socket.select waiting on a channel and a timer at the same time.
 --
--- Run:  lua5.3 examples/pipeline.lua
+-- Run from a checkout, after a build:  ./scripts/run-example.sh pipeline
 -- Prints the squares of 1..10 as "1 4 9 ... 100", a line "tick" for each time the
 -- consumer's select timed out while waiting, and "sum = 385".
 
