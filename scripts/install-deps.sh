@@ -4,10 +4,12 @@
 # package build. Idempotent: when every package is present it installs nothing
 # and needs no network.
 #   scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb]
-#     --lua X.Y   the Lua version (5.3 or 5.4; default $LUA_VERSION, else 5.3)
+#     --lua X.Y   the Lua version: 5.1, 5.2, 5.3, 5.4 or jit (LuaJIT 2.1);
+#                 default $LUA_VERSION, else 5.3
 #     --bench     also cqueues and time(1), for bench/run
 #     --rock      also luarocks, for scripts/check-rock.sh
 #     --deb       also what scripts/build-deb.sh needs (dpkg-dev, debhelper, dh-lua)
+#     --doc       also cmark, for make doc
 set -eu
 
 version=${LUA_VERSION:-5.3}
@@ -19,20 +21,26 @@ while [ $# -gt 0 ]; do
 	--lua=*) version=${1#--lua=} ;;
 	--bench) extra="$extra lua-cqueues time" ;;
 	--rock) extra="$extra luarocks" ;;
-	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot" ;;
-	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb]" >&2; exit 2 ;;
+	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua-compat53-dev" ;;
+	--doc) extra="$extra cmark" ;;
+	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--doc]" >&2; exit 2 ;;
 	esac
 	shift
 done
+# The interpreter and the headers are per version; before 5.3 also
+# lua-compat-5.3 (the C API the module uses); LuaJIT has its own packages.
 case "$version" in
-5.3|5.4) ;;
-*) echo "install-deps: Lua $version is not supported (5.3 or 5.4)" >&2; exit 2 ;;
+5.3|5.4) lua_packages="lua$version liblua$version-dev" ;;
+5.1) lua_packages="lua5.1 liblua5.1-0-dev lua-compat53-dev" ;;
+5.2) lua_packages="lua5.2 liblua5.2-dev lua-compat53-dev" ;;
+jit) lua_packages="luajit libluajit-5.1-dev lua-compat53-dev" ;;
+*) echo "install-deps: Lua $version is not supported (5.1, 5.2, 5.3, 5.4 or jit)" >&2; exit 2 ;;
 esac
 
 # lua-socket, lua-sec and lua-busted carry the modules of every Lua version
-# Debian has; the interpreter and the headers are per version.
+# Debian has (LuaJIT loads 5.1's).
 PACKAGES="gcc make autoconf automake libtool pkg-config autoconf-archive
-lua$version liblua$version-dev lua-socket lua-sec lua-busted libcmocka-dev libc-ares-dev openssl valgrind$extra"
+$lua_packages lua-socket lua-sec lua-busted libcmocka-dev libc-ares-dev openssl valgrind$extra"
 
 missing=
 for p in $PACKAGES; do

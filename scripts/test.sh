@@ -7,9 +7,10 @@
 #     --valgrind     every test under valgrind memcheck (the normal build)
 #     --no-fast-path every test with the LuaSocket fast paths off
 #                    (COSOCK_NO_FAST_PATH=1: the wrappers call LuaSocket's methods)
-#     --lua X.Y      for Lua X.Y (5.3 or 5.4; default $LUA_VERSION, else 5.3);
-#                    a version other than 5.3 builds in build-luaX.Y/ and
-#                    build-asan-luaX.Y/
+#     --lua X.Y      for Lua X.Y (5.1, 5.2, 5.3, 5.4, or jit for LuaJIT 2.1;
+#                    default $LUA_VERSION, else 5.3); a version other than
+#                    5.3 builds in build-luaX.Y/ and build-asan-luaX.Y/
+#                    (LuaJIT: build-luajit/)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 usage() { echo "usage: scripts/test.sh [--lua X.Y] [--sanitizers|--valgrind|--no-fast-path]" >&2; exit 2; }
@@ -26,12 +27,14 @@ while [ $# -gt 0 ]; do
 done
 "$top/scripts/install-deps.sh" --lua "$version"
 suffix=
+lua=lua$version
 [ "$version" = 5.3 ] || suffix=-lua$version
+[ "$version" = jit ] && { suffix=-luajit; lua=luajit; }
 case "$mode" in
-""|--valgrind) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="lua$version" ;;
---no-fast-path) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="lua$version"
+""|--valgrind) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="$lua" ;;
+--no-fast-path) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="$lua"
 	COSOCK_NO_FAST_PATH=1; export COSOCK_NO_FAST_PATH ;;
---sanitizers) dir=build-asan$suffix; "$top/scripts/build.sh" "$dir" --enable-sanitizers LUA="lua$version" ;;
+--sanitizers) dir=build-asan$suffix; "$top/scripts/build.sh" "$dir" --enable-sanitizers LUA="$lua" ;;
 esac
 cd "$top/$dir"
 status=0

@@ -25,6 +25,9 @@
 
 #include <lua.h>
 #include <lauxlib.h>
+#ifdef CN_LUAJIT
+#include <luajit.h>                            /* LUAJIT_VERSION_NUM, luaJIT_setmode */
+#endif
 
 #if LUA_VERSION_NUM < 501 || LUA_VERSION_NUM > 504
 #error "cosock-native builds against Lua 5.1, 5.2, 5.3, 5.4 or LuaJIT 2.1"
@@ -72,6 +75,18 @@ int cn_kresume(lua_State *L);
 void cn_lift_fields(lua_State *L, int t, const char *const *names);
 #else
 #define cn_lift_fields(L, t, names) ((void)(L), (void)(t), (void)(names))
+#endif
+
+/* Where a directly parked task's object is while it waits (metadata.c):
+ * local CN_WAIT_LOCAL of stack level CN_WAIT_LEVEL of its coroutine. With
+ * lua_yieldk, the first argument of the C function that yielded; with the
+ * emulation, the local kcompat.c's lift keeps it in, below coroutine.yield. */
+#ifdef CN_EMULATED_K
+#define CN_WAIT_LEVEL 1
+#define CN_WAIT_LOCAL 3
+#else
+#define CN_WAIT_LEVEL 0
+#define CN_WAIT_LOCAL 1
 #endif
 
 /* May L yield to whoever resumed it? 5.3, 5.4 and LuaJIT know (it is false

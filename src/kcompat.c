@@ -113,16 +113,28 @@ int cn_kresume(lua_State *L) {
   return k(L, LUA_YIELD, ctx);
 }
 
-/* The lift: f -> a Lua function that calls f and does the yields f asks for.
- * `(...) ~= mark` keeps the number of results f gave (none is none). */
+/* The lift: (f, name) -> a Lua function that calls f and does the yields f
+ * asks for; f is called through a local named name, so that an argument
+ * error names it. `(...) ~= mark` keeps the number of results f gave (none
+ * is none). While it waits, finish's third local is the first value yielded
+ * (the object a direct wait waits on: CN_WAIT_LOCAL, for metadata.c). One
+ * factory per name, kept by name. */
 static const char lift_source[] =
-  "local mark, yield, select = ...\n"
+  "local mark, yield, select, load, format = ...\n"
   "local function finish(f, ...)\n"
   "  if (...) ~= mark then return ... end\n"
-  "  return finish(f, f(select(2, ...), yield(select(3, ...))))\n"
+  "  local saved, waits_on = select(2, ...)\n"
+  "  return finish(f, f(saved, yield(select(3, ...))))\n"
   "end\n"
-  "return function(f)\n"
-  "  return function(...) return finish(f, f(...)) end\n"
+  "local factories = {}\n"
+  "return function(f, name)\n"
+  "  local make = factories[name]\n"
+  "  if make == nil then\n"
+  "    make = load(format('local finish, %s = ...\\n'\n"
+  "      .. 'return function(...) return finish(%s, %s(...)) end', name, name, name), '=cosock')\n"
+  "    factories[name] = make\n"
+  "  end\n"
+  "  return make(finish, f)\n"
   "end\n";
 
 static void push_lift(lua_State *L) {
@@ -135,19 +147,28 @@ static void push_lift(lua_State *L) {
   lua_getfield(L, -1, "yield");
   lua_replace(L, -2);
   lua_getglobal(L, "select");
-  lua_call(L, 3, 1);
+  lua_getglobal(L, "loadstring");              /* (5.1, LuaJIT: load takes a reader) */
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_getglobal(L, "load");
+  }
+  lua_getglobal(L, "string");
+  lua_getfield(L, -1, "format");
+  lua_replace(L, -2);
+  lua_call(L, 5, 1);
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &lift_key);
 }
 
 void cn_lift_fields(lua_State *L, int t, const char *const *names) {
   t = lua_absindex(L, t);
-  luaL_checkstack(L, 3, NULL);
+  luaL_checkstack(L, 7, NULL);
   push_lift(L);
   for (; *names != NULL; names++) {
     lua_pushvalue(L, -1);
     lua_getfield(L, t, *names);
-    lua_call(L, 1, 1);
+    lua_pushstring(L, *names);
+    lua_call(L, 2, 1);
     lua_setfield(L, t, *names);
   }
   lua_pop(L, 1);

@@ -111,6 +111,8 @@ typedef struct cn_loop {
     lua_Hook saved;           /* the hook the program had set on co */
     int saved_mask, saved_count;
     struct cn_loop *outer;    /* the loop watched before (another state's, nested) */
+    unsigned char jit_held;   /* LuaJIT: the watchdog turned the compiler off */
+    unsigned char jit_was_on; /* ... and it was on before */
   } wd;
 
   /* park.c: waits being made, and the classes of the project's wrappers. */

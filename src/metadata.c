@@ -75,8 +75,8 @@ static void push_waits(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_createtable(L, t->nwait, 0);
   if (t->bare) {
     lua_Debug ar;
-    if (t->nwait > 0 && lua_checkstack(t->co, 2) && lua_getstack(t->co, 0, &ar) &&
-        lua_getlocal(t->co, &ar, 1) != NULL) {
+    if (t->nwait > 0 && lua_checkstack(t->co, 2) && lua_getstack(t->co, CN_WAIT_LEVEL, &ar) &&
+        lua_getlocal(t->co, &ar, CN_WAIT_LOCAL) != NULL) {
       lua_xmove(t->co, L, 1);                  /* waits, obj */
       lua_createtable(L, 0, 2);
       lua_insert(L, -2);

@@ -133,6 +133,41 @@ static void wd_hook(lua_State *L, lua_Debug *ar) {
   if (lp->wd.saved && (lp->wd.saved_mask & mask)) lp->wd.saved(L, ar);
 }
 
+/* LuaJIT calls no hook from compiled code: while a watchdog is set the
+ * compiler is off and what it compiled is flushed, as jit.flush() and
+ * jit.off() do; clearing the watchdog turns it on again if it was on. */
+#ifdef LUAJIT_VERSION_NUM
+static int jit_is_on(lua_State *L) {
+  int on = 1;                                  /* (LuaJIT starts with it on) */
+  lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+  if (lua_istable(L, -1)) {
+    lua_getfield(L, -1, "jit");
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "status");
+      if (lua_isfunction(L, -1) && lua_pcall(L, 0, 1, 0) == 0) on = lua_toboolean(L, -1);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return on;
+}
+
+static void hold_jit(lua_State *L, cn_loop *lp, int hold) {
+  if (hold && !lp->wd.jit_held) {
+    lp->wd.jit_was_on = (unsigned char)jit_is_on(L);
+    luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
+    luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+    lp->wd.jit_held = 1;
+  } else if (!hold && lp->wd.jit_held) {
+    if (lp->wd.jit_was_on) luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
+    lp->wd.jit_held = 0;
+  }
+}
+#else
+#define hold_jit(L, lp, hold) ((void)(L), (void)(lp), (void)(hold))
+#endif
+
 /* set_watchdog(seconds [, action [, reporter]]): seconds > 0, or nil for
  * none; action "report" (default) or "error"; reporter a function(report)
  * or nil for standard error. */
@@ -166,6 +201,7 @@ static int l_set_watchdog(lua_State *L) {
   lp->wd.error = error;
   lp->wd.limit_ns = s == 0 ? 0 : s * 1e9 >= (double)YEAR_NS ? YEAR_NS : (int64_t)(s * 1e9);
   if (lp->wd.limit_ns == 0 && s > 0) lp->wd.limit_ns = 1;
+  hold_jit(L, lp, lp->wd.limit_ns != 0);
   /* Changed by the task being watched: its run so far counts. */
   if (lp->wd.co) lp->wd.due_ns = lp->wd.start_ns + lp->wd.limit_ns;
   return 0;
@@ -173,6 +209,7 @@ static int l_set_watchdog(lua_State *L) {
 
 void cn_wd_reset(lua_State *L, cn_loop *lp) {
   lp->wd.limit_ns = 0;
+  hold_jit(L, lp, 0);
   lp->wd.error = 0;
   lua_pushboolean(L, 0);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->wd.r_reporter);

@@ -47,6 +47,10 @@
 #include <lua.h>
 #include <lualib.h>
 
+#ifndef LUA_OK
+#define LUA_OK 0                               /* (5.1, LuaJIT) */
+#endif
+
 /* ---- the failing allocator ------------------------------------------------ */
 
 typedef struct alloc_ctx {
@@ -219,7 +223,8 @@ static int try_once(long n, const char *setup, const char *body, long *allocs) {
   ctx.limit = -1;
   *allocs = ctx.count;
   done = status == LUA_OK && lua_toboolean(L, -1);
-  msg = done ? "completed" : status == LUA_OK ? "returned no true" : luaL_tolstring(L, -1, NULL);
+  msg = done ? "completed" : status == LUA_OK ? "returned no true" : lua_tostring(L, -1);
+  if (msg == NULL) msg = "(an error object that is not a string)";
   if (verbose) fprintf(stderr, "%s N=%ld: %s after %ld allocations\n", current_sweep, n, msg, ctx.count);
   /* The one way a try may fail is running out of memory: any other error
    * (a lost wake that timed out, a stall, 'already running') is a defect.

@@ -103,7 +103,7 @@ static lua_State *new_state(base_ctx *ctx) {
 }
 
 static void must_run(lua_State *L, const char *code) {
-  if (luaL_dostring(L, code) != LUA_OK) fail_msg("%s", lua_tostring(L, -1));
+  if (luaL_dostring(L, code) != 0) fail_msg("%s", lua_tostring(L, -1));
 }
 
 /* Runs a task that makes a 1 MB string; its metadata must show it. */

@@ -96,12 +96,30 @@ local function socket_text(obj)
     address(inner, "getsockname"), address(inner, "getpeername"))
 end
 
+-- Is coroutine co suspended in core.pred_wait? With lua_yieldk that function
+-- is the top of its stack. Where the yield is emulated (5.1, 5.2, LuaJIT:
+-- src/kcompat.c) core.pred_wait is a Lua wrapper around the C function, kept
+-- in its upvalue "pred_wait"; the top is coroutine.yield, called from the
+-- lift's finish(f, ...) whose f is that C function.
+local raw_pred_wait = core.pred_wait
+for i = 1, math.huge do
+  local name, v = debug.getupvalue(core.pred_wait, i)
+  if name == nil then break end
+  if name == "pred_wait" then raw_pred_wait = v end
+end
+local function in_pred_wait(co)
+  local top = debug.getinfo(co, 0, "f")
+  if top and top.func == raw_pred_wait then return true end
+  if raw_pred_wait == core.pred_wait or debug.getinfo(co, 1, "f") == nil then return false end
+  local name, f = debug.getlocal(co, 1, 1)
+  return name == "f" and f == raw_pred_wait
+end
+
 -- What one wait of task st is, in words.
 local function wait_text(states, by_handle, st, w)
   local obj, channel = w.obj, package.loaded["cosock.channel"]
   local methods = method_table(obj)
-  local top = debug.getinfo(st.co, 0, "f")
-  if top and top.func == core.pred_wait then
+  if in_pred_wait(st.co) then
     return "on a predicate (cosock.when) that stayed false"
   elseif type(obj) == "table" and (getmetatable(obj) or {}).__name == "cosock.signal waiter" then
     return ("for the signal %q (cosock.signal), which nobody raised"):format(tostring(obj.name))
