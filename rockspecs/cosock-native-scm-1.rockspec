@@ -26,12 +26,15 @@ keeps per-fd interest, a ready list and a timer heap from pass to pass.
 cosock.ssl needs LuaSec (rock luasec), which is not a dependency: everything
 else works without it. The rock is built without c-ares: name lookups use
 LuaSocket's blocking resolver (the autotools build and the Debian package
-resolve without blocking the loop).]],
+resolve without blocking the loop). Lua 5.1 to 5.4 and LuaJIT 2.1; for 5.1,
+5.2 and LuaJIT the build includes lua-compat-5.3's compat-5.3.h and
+compat-5.3.c, which must be in the Lua include directory (Debian:
+lua-compat53-dev).]],
   license = "MIT",
 }
 
 dependencies = {
-  "lua >= 5.3, < 5.5",
+  "lua >= 5.1, < 5.5",
   "luasocket >= 3.0",
 }
 
@@ -63,7 +66,7 @@ build = {
       sources = {
         "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/grid.c", "src/lib/poller.c",
         "src/lib/poller_select.c",
-        "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
+        "src/compat53.c", "src/kcompat.c", "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
         "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
         "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
@@ -82,7 +85,7 @@ build = {
           sources = {
             "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/grid.c", "src/lib/poller.c",
             "src/lib/poller_select.c",
-            "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
+            "src/compat53.c", "src/kcompat.c", "src/core.c", "src/mem.c", "src/run.c", "src/task.c", "src/park.c", "src/waiters.c",
             "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
             "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",

@@ -59,6 +59,11 @@ for v in $versions; do
 	echo "build-deb: the demo on Lua $v against the installed package"
 	env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_3 -u LUA_CPATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_4 \
 		"$top/scripts/demo-installed.sh" "lua$v" /usr/
+	# LuaJIT loads the 5.1 package's modules.
+	if [ "$v" = 5.1 ]; then
+		echo "build-deb: the demo on LuaJIT against the installed package (its Lua 5.1 modules)"
+		env -u LUA_PATH -u LUA_CPATH "$top/scripts/demo-installed.sh" luajit /usr/
+	fi
 done
 case "$keep-$was_installed" in
 no-*" installed") echo "build-deb: lua-cosock-native was installed before: left installed (the new build)" ;;

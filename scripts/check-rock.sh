@@ -4,7 +4,7 @@
 # from a copy of the checkout into a fresh tree, and the demo runs against that
 # tree. Nothing is fetched: LuaSocket is declared provided (Debian's
 # lua-socket) and the only rocks server is an empty directory.
-#   scripts/check-rock.sh [--lua X.Y]     (default $LUA_VERSION, else 5.3)
+#   scripts/check-rock.sh [--lua X.Y]     (5.1 to 5.4; default $LUA_VERSION, else 5.3)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 version=${LUA_VERSION:-5.3}
@@ -26,7 +26,14 @@ sed -n 's|^[[:space:]]*\(lua/[^[:space:]]*\.lua\).*|\1|p' lua/modules.am | sort 
 "$lua" - "$rockspec" "$tmp" <<'LUA'
 local file, tmp = ...
 local spec = {}
-assert(loadfile(file, "t", spec))()
+local chunk
+if setfenv then -- 5.1, LuaJIT
+  chunk = assert(loadfile(file))
+  setfenv(chunk, spec)
+else
+  chunk = assert(loadfile(file, "t", spec))
+end
+chunk()
 local function write(name, list)
   table.sort(list)
   local f = assert(io.open(tmp .. "/" .. name, "w"))

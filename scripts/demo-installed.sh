@@ -13,8 +13,18 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 "$lua" - "$prefix" <<'LUA'
 local prefix = ...
+-- package.searchpath is 5.2+; the same search by hand on 5.1 and LuaJIT.
+local searchpath = package.searchpath or function(name, path)
+  local fname = name:gsub("%.", "/")
+  for templ in path:gmatch("[^;]+") do
+    local file = templ:gsub("%?", fname)
+    local f = io.open(file, "r")
+    if f then f:close() return file end
+  end
+  return nil
+end
 for _, m in ipairs({ { "cosock", package.path }, { "cosock.core", package.cpath } }) do
-  local file = package.searchpath(m[1], m[2])
+  local file = searchpath(m[1], m[2])
   print(("demo-installed: %s from %s"):format(m[1], tostring(file)))
   if not file or file:sub(1, #prefix) ~= prefix then
     io.stderr:write(("demo-installed: %s is not loaded from under %s\n"):format(m[1], prefix))

@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
 	--lua=*) version=${1#--lua=} ;;
 	--bench) extra="$extra lua-cqueues time" ;;
 	--rock) extra="$extra luarocks" ;;
-	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua-compat53-dev" ;;
+	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua-compat53-dev lua5.1 lua5.2 luajit" ;;
 	--doc) extra="$extra cmark" ;;
 	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--doc]" >&2; exit 2 ;;
 	esac

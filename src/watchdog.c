@@ -133,34 +133,41 @@ static void wd_hook(lua_State *L, lua_Debug *ar) {
   if (lp->wd.saved && (lp->wd.saved_mask & mask)) lp->wd.saved(L, ar);
 }
 
-/* LuaJIT calls no hook from compiled code: while a watchdog is set the
- * compiler is off and what it compiled is flushed, as jit.flush() and
- * jit.off() do; clearing the watchdog turns it on again if it was on. */
-#ifdef LUAJIT_VERSION_NUM
-static int jit_is_on(lua_State *L) {
-  int on = 1;                                  /* (LuaJIT starts with it on) */
+/* LuaJIT calls no hook from compiled code: while a watchdog is set its
+ * compiler is off and what it compiled is flushed (jit.flush(), jit.off());
+ * clearing the watchdog turns it on again if it was on. Found at run time
+ * (package.loaded.jit), so that a module built for Lua 5.1 does it too when
+ * LuaJIT loads it. Nothing happens on other Lua. */
+#if LUA_VERSION_NUM == 501
+/* Calls jit[name]() when LuaJIT's jit module is loaded; returns its first
+ * result as a boolean, or -1 when there is no such function. */
+static int call_jit(lua_State *L, const char *name) {
+  int r = -1;
+  if (!lua_checkstack(L, 3)) return -1;
   lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
   if (lua_istable(L, -1)) {
     lua_getfield(L, -1, "jit");
     if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "status");
-      if (lua_isfunction(L, -1) && lua_pcall(L, 0, 1, 0) == 0) on = lua_toboolean(L, -1);
+      lua_getfield(L, -1, name);
+      if (lua_isfunction(L, -1) && lua_pcall(L, 0, 1, 0) == 0) r = lua_toboolean(L, -1);
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  return on;
+  return r;
 }
 
 static void hold_jit(lua_State *L, cn_loop *lp, int hold) {
   if (hold && !lp->wd.jit_held) {
-    lp->wd.jit_was_on = (unsigned char)jit_is_on(L);
-    luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
-    luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+    int on = call_jit(L, "status");
+    if (on < 0) return;                        /* not LuaJIT */
+    lp->wd.jit_was_on = (unsigned char)on;
+    call_jit(L, "flush");
+    call_jit(L, "off");
     lp->wd.jit_held = 1;
   } else if (!hold && lp->wd.jit_held) {
-    if (lp->wd.jit_was_on) luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
+    if (lp->wd.jit_was_on) call_jit(L, "on");
     lp->wd.jit_held = 0;
   }
 }
