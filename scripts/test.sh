@@ -7,20 +7,24 @@
 #     --valgrind     every test under valgrind memcheck (the normal build)
 #     --no-fast-path every test with the LuaSocket fast paths off
 #                    (COSOCK_NO_FAST_PATH=1: the wrappers call LuaSocket's methods)
+#     --no-direct-park every test on a build where no wait parks directly
+#                    (-DCN_NO_DIRECT_PARK, in build-nodirect/): each goes
+#                    through the yield tuple and setwaker, as a yield a task
+#                    forwards does, and as every wait on Lua 5.1 and 5.2
 #     --lua X.Y      for Lua X.Y (5.1, 5.2, 5.3, 5.4, or jit for LuaJIT 2.1;
 #                    default $LUA_VERSION, else 5.3); a version other than
 #                    5.3 builds in build-luaX.Y/ and build-asan-luaX.Y/
 #                    (LuaJIT: build-luajit/)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-usage() { echo "usage: scripts/test.sh [--lua X.Y] [--sanitizers|--valgrind|--no-fast-path]" >&2; exit 2; }
+usage() { echo "usage: scripts/test.sh [--lua X.Y] [--sanitizers|--valgrind|--no-fast-path|--no-direct-park]" >&2; exit 2; }
 version=${LUA_VERSION:-5.3}
 mode=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--lua) [ $# -ge 2 ] || usage; version=$2; shift ;;
 	--lua=*) version=${1#--lua=} ;;
-	--sanitizers|--valgrind|--no-fast-path) [ -z "$mode" ] || usage; mode=$1 ;;
+	--sanitizers|--valgrind|--no-fast-path|--no-direct-park) [ -z "$mode" ] || usage; mode=$1 ;;
 	*) usage ;;
 	esac
 	shift
@@ -34,6 +38,8 @@ case "$mode" in
 ""|--valgrind) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="$lua" ;;
 --no-fast-path) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="$lua"
 	COSOCK_NO_FAST_PATH=1; export COSOCK_NO_FAST_PATH ;;
+--no-direct-park) dir=build-nodirect$suffix
+	"$top/scripts/build.sh" "$dir" LUA="$lua" CFLAGS="-g -O2 -DCN_NO_DIRECT_PARK" ;;
 --sanitizers) dir=build-asan$suffix; "$top/scripts/build.sh" "$dir" --enable-sanitizers LUA="$lua" ;;
 esac
 cd "$top/$dir"

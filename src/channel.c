@@ -71,7 +71,7 @@ enum { UP_LOOP = 1, UP_CHAN, UP_QUEUE, UP_LINK };
 enum { NEW_LOOP = 1, NEW_TX_MT, NEW_RX_MT, NEW_QUEUE_MT };
 #define UPV(k) lua_upvalueindex(k)
 
-static const char nil_mark = 0, delivered_mark = 0, chan_key = 0;
+static const char nil_mark = 0, delivered_mark = 0, chan_key = 0, proxy_mt_key = 0;
 #define NILMARK ((void *)&nil_mark)        /* a nil message, in the queue or the line */
 #define DELIVERED ((void *)&delivered_mark) /* aux[AUX_PEND][id]: taken by a receive */
 
@@ -115,20 +115,35 @@ static void enqueue(lua_State *L, const chan_ref *c, int msg) {
   ch->last = pos;
 }
 
-/* Pushes the oldest queued message and takes it out of the queue. */
-static void dequeue(lua_State *L, const chan_ref *c) {
-  cn_chan *ch = c->ch;
+/* Pushes the oldest message of ch's queue (at q) and takes it out. Lua 5.1
+ * and LuaJIT take # of a table without its __len, and libraries read
+ * #sender.link.queue: there the queue stays dense from 1 and the rest moves
+ * down one, as cosock's own table.remove(queue, 1) does. (Setting keys that
+ * exist allocates nothing.) */
+static void take_oldest(lua_State *L, int q, cn_chan *ch) {
   lua_Integer i = qindex(ch, ch->first);
-  lua_rawgeti(L, c->q, i);
+  lua_rawgeti(L, q, i);
+#if LUA_VERSION_NUM == 501
+  for (; i < ch->last; i++) {                  /* (first is always 1 here) */
+    lua_rawgeti(L, q, i + 1);
+    lua_rawseti(L, q, i);
+  }
   lua_pushnil(L);
-  lua_rawseti(L, c->q, i);
+  lua_rawseti(L, q, i);
+  ch->last--;
+#else
+  lua_pushnil(L);
+  lua_rawseti(L, q, i);
   if (ch->first == ch->last) ch->first = 1, ch->last = 0; /* empty: start again at 1 */
   else ch->first++;
+#endif
   if (lua_touserdata(L, -1) == NILMARK) {
     lua_pop(L, 1);
     lua_pushnil(L);
   }
 }
+
+static void dequeue(lua_State *L, const chan_ref *c) { take_oldest(L, c->q, c->ch); }
 
 /* The task parked directly (cn_prepark) in wait wid, or NULL once that wait
  * ended (woken, timed out, cancelled). */
@@ -200,8 +215,18 @@ static int push_pend(lua_State *L, int aux, lua_Integer id) {
   return type;
 }
 
-static int entry_live(const chan_ref *c, const cn_line_entry *e) {
-  return e->slot < 0 || ticket_task(c->lp, e->slot, e->wid) != NULL;
+/* Does the sender of entry e still wait? A direct wait: its ticket says. A
+ * wait through a proxy: its waker, once the loop gave one, goes stale when
+ * the wait ends (a timeout its task has not seen yet, a cancel). */
+static int entry_live(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
+  int aux, stale;
+  if (e->slot >= 0) return ticket_task(c->lp, e->slot, e->wid) != NULL;
+  aux = push_aux(L, c);
+  lua_rawgeti(L, aux, AUX_PROXY);
+  lua_rawgeti(L, -1, e->id);
+  stale = cn_waker_stale(L, c->lp, -1);
+  lua_settop(L, aux - 1);
+  return !stale;
 }
 
 /* The first live sender in line, or NULL. Senders whose wait ended (a
@@ -210,7 +235,7 @@ static int entry_live(const chan_ref *c, const cn_line_entry *e) {
 static cn_line_entry *line_first(lua_State *L, const chan_ref *c) {
   cn_line *l = &c->ch->line;
   cn_line_entry *e;
-  while ((e = cn_line_at(l, 0)) != NULL && !entry_live(c, e)) {
+  while ((e = cn_line_at(l, 0)) != NULL && !entry_live(L, c, e)) {
     lua_Integer id = e->id;
     int aux;
     cn_line_pop(l);
@@ -455,13 +480,13 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
   lua_settop(L, 6);
   lua_pushnil(L);                              /* recvt */
   lua_createtable(L, 1, 0);                    /* sendt = {proxy} */
-  lua_createtable(L, 2, 1);
+  lua_createtable(L, 2, 0);
   lua_pushvalue(L, 4);                         /* the queue: it names its channel */
   lua_rawseti(L, -2, 1);
   lua_pushinteger(L, c->ch->ids + 1);          /* the id join_line gives */
   lua_rawseti(L, -2, 2);
-  lua_pushcfunction(L, proxy_setwaker);
-  lua_setfield(L, -2, "setwaker");
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &proxy_mt_key); /* setwaker, and a name */
+  lua_setmetatable(L, -2);
   lua_rawseti(L, -2, 1);
   push_tmo(L, &tmo);
   lua_pushlightuserdata(L, CN_INTERNAL);
@@ -651,7 +676,6 @@ static int fast_send(lua_State *L) {
 /* The receiver's own receive: the common case inline (a message is queued). */
 static int fast_receive(lua_State *L) {
   cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
-  lua_Integer i;
   CN_RESUMABLE(L);
   if (ch->first > ch->last || lua_topointer(L, 1) != ch->rx) {
     if (lua_topointer(L, 1) != ch->rx) return m_receive(L);
@@ -662,16 +686,7 @@ static int fast_receive(lua_State *L) {
     lua_pushnil(L);
     return receive_from(L);
   }
-  i = qindex(ch, ch->first);
-  lua_rawgeti(L, UPV(UP_QUEUE), i);
-  lua_pushnil(L);
-  lua_rawseti(L, UPV(UP_QUEUE), i);
-  if (ch->first == ch->last) ch->first = 1, ch->last = 0;
-  else ch->first++;
-  if (lua_touserdata(L, -1) == NILMARK) {
-    lua_pop(L, 1);
-    lua_pushnil(L);
-  }
+  take_oldest(L, UPV(UP_QUEUE), ch);
   if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) {
     chan_ref c;
     ref_up(L, &c, ch);
@@ -724,6 +739,18 @@ static void check_kind(lua_State *L, const char *want) {
     luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
 }
 
+/* setwaker(kind, nil) with the waker set now on top (popped): is it the
+ * waker of a wait that goes on? The loop takes a task's waker back only
+ * after making it stale; a waker fires once and is then gone from the
+ * channel, so a task woken while it waited in select may find, when the
+ * loop takes its waker back, another task's live waker in its place: that
+ * one stays. */
+static int set_by_another_wait(lua_State *L, const chan_ref *c) {
+  int live = cn_waker_live(L, c->lp, -1);
+  lua_pop(L, 1);
+  return live;
+}
+
 /* receiver:setwaker("recvr", fn): the waker protocol, one waiter at a time;
  * a waker set when a receive would not wait is called at once. */
 static int m_rx_setwaker(lua_State *L) {
@@ -735,7 +762,9 @@ static int m_rx_setwaker(lua_State *L) {
   if (lua_isnil(L, 3)) {
     /* The loop takes back the waker of a task in select. A ticket is
      * another task's wait in receive, which setwaker never touches. */
-    if (c.ch->rx_waker) {
+    lua_pushliteral(L, "waker");
+    lua_rawget(L, c.link);
+    if (c.ch->rx_waker && !set_by_another_wait(L, &c)) {
       c.ch->rx_waker = 0;
       lua_pushliteral(L, "waker");
       lua_pushnil(L);
@@ -765,9 +794,10 @@ static int m_tx_setwaker(lua_State *L) {
   locate(L, 1, "setwaker");
   ref_at(L, &c, 4);
   if (lua_isnil(L, 3)) {
-    if (c.ch->tx_waker) {
+    aux = push_aux(L, &c);
+    lua_rawgeti(L, aux, AUX_SENDR);
+    if (c.ch->tx_waker && !set_by_another_wait(L, &c)) {
       c.ch->tx_waker = 0;
-      aux = push_aux(L, &c);
       lua_pushnil(L);
       lua_rawseti(L, aux, AUX_SENDR);
     }
@@ -928,7 +958,7 @@ static int l_senders(lua_State *L) {
   size_t i;
   link_ref(L, &c);
   for (i = 0; i < cn_line_len(&c.ch->line); i++)
-    if (entry_live(&c, cn_line_at(&c.ch->line, i))) n++;
+    if (entry_live(L, &c, cn_line_at(&c.ch->line, i))) n++;
   lua_pushinteger(L, n);
   return 1;
 }
@@ -972,6 +1002,16 @@ void cn_channel_open(lua_State *L) {
   lua_setfield(L, -2, "__len");                /* loop, tx_mt, rx_mt, queue_mt */
   lua_pushcclosure(L, l_new, 4);
   lua_setfield(L, mod, "channel_new");
+  /* The send proxies' metatable: their setwaker, and a name that the
+   * deadlock report (lua/cosock/deadlock.lua) knows them by. */
+  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, proxy_setwaker);
+  lua_setfield(L, -2, "setwaker");
+  lua_setfield(L, -2, "__index");
+  lua_pushliteral(L, "cosock.channel send");
+  lua_setfield(L, -2, "__name");
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &proxy_mt_key);
   lua_pushvalue(L, loop);
   luaL_setfuncs(L, funcs, 1);
 }

@@ -21,6 +21,7 @@
 #ifndef COSOCK_COMPAT_H
 #define COSOCK_COMPAT_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include <lua.h>
@@ -43,6 +44,19 @@
 #define lua_KFunction cn_kfunction
 typedef intptr_t cn_kcontext;
 typedef int (*cn_kfunction)(lua_State *L, int status, cn_kcontext ctx);
+
+/* 5.3's lua_tointegerx: a number with an integral value (or a string that
+ * converts to one) that fits a lua_Integer; anything else is not one (the
+ * 5.1 and LuaJIT versions truncate 1.5 to 1 and call it one). */
+static inline lua_Integer cn_tointegerx(lua_State *L, int idx, int *isint) {
+  int isnum = 0;
+  lua_Number n = lua_tonumberx(L, idx, &isnum);
+  int ok = isnum && n == floor(n) && n >= -9007199254740992.0 && n <= 9007199254740992.0;
+  if (isint != NULL) *isint = ok;
+  return ok ? (lua_Integer)n : 0;
+}
+#undef lua_tointegerx
+#define lua_tointegerx cn_tointegerx
 #endif
 
 /* Yields the n values on top of L's stack; when resumed, k(L, LUA_YIELD,
@@ -105,8 +119,10 @@ static inline int cn_isyieldable(lua_State *L) {
 
 /* Is the answer above sure? The loop parks a task directly (a wait noted
  * before the yield, cn_prepark) only when it is: where a yield may still
- * fail after the note, the note would outlive the failed wait. */
-#if LUA_VERSION_NUM >= 503 || defined(LUAJIT_VERSION_NUM)
+ * fail after the note, the note would outlive the failed wait. Building
+ * with -DCN_NO_DIRECT_PARK makes every wait take the yield-tuple path, as
+ * on 5.1 and 5.2 (a test build: the suite then covers that path). */
+#if (LUA_VERSION_NUM >= 503 || defined(LUAJIT_VERSION_NUM)) && !defined(CN_NO_DIRECT_PARK)
 #define CN_KNOWS_YIELDABLE 1
 #else
 #define CN_KNOWS_YIELDABLE 0

@@ -136,6 +136,15 @@ int cn_waker_stale(lua_State *L, cn_loop *lp, int idx) {
   return tag < 0 || t == NULL || t->waitid != tag / 2 || t->timed_out;
 }
 
+int cn_waker_live(lua_State *L, cn_loop *lp, int idx) {
+  void *owner;
+  if (lua_tocfunction(L, idx) != waker) return 0;
+  lua_getupvalue(L, idx, 1);
+  owner = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return owner == (void *)lp && !cn_waker_stale(L, lp, idx);
+}
+
 /* Pushes a new waker for the object at index obj. */
 static void push_waker(lua_State *L, int slot, lua_Integer waitid, int kind, int obj) {
   lua_pushvalue(L, LOOP_UPVALUE);

@@ -62,6 +62,8 @@ static inline int cn_parking_slot(const cn_loop *lp) { return lp->park.parking; 
  * (false for any other value): an object that keeps several wakers drops
  * these. */
 int cn_waker_stale(lua_State *L, cn_loop *lp, int idx);
+/* Is the value at idx one of lp's wakers whose wait goes on? */
+int cn_waker_live(lua_State *L, cn_loop *lp, int idx);
 /* Whether the socket object at inner has buffered data: its dirty() if it
  * has one, else false. */
 int cn_dirty(lua_State *L, int inner);

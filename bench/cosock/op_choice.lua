@@ -25,7 +25,7 @@ B.guard(W, IMPL, function()
     txs[k], rxs[k] = cosock.channel.new()
     recvs[k] = op.recv(rxs[k])
   end
-  local choice = op.choice(table.unpack(recvs))
+  local choice = op.choice((table.unpack or unpack)(recvs))
   local got, sum, bad = 0, 0, nil
 
   -- (a choice drains its first channel first: the order across channels is
@@ -38,7 +38,7 @@ B.guard(W, IMPL, function()
       got = got + 1
       sum = sum + msg
     end
-    if sum ~= N * (N + 1) // 2 then bad = "the messages' sum is " .. sum end
+    if sum ~= N * (N + 1) / 2 then bad = "the messages' sum is " .. sum end
   end, "consumer")
 
   cosock.spawn(function()

@@ -100,7 +100,7 @@ end
 local function median(t)
   table.sort(t)
   local n = #t
-  return n % 2 == 1 and t[(n + 1) // 2] or (t[n // 2] + t[n // 2 + 1]) / 2
+  return n % 2 == 1 and t[(n + 1) / 2] or (t[n / 2] + t[n / 2 + 1]) / 2
 end
 
 B.guard(W, IMPL, function()

@@ -69,7 +69,7 @@ B.guard(W, IMPL, function()
   local base_rate, base_cpu_rate = check(base, "run #1")
 
   -- run #2: IDLE parked tasks
-  local n_recv, n_sleep = IDLE // 2, IDLE - IDLE // 2
+  local n_recv, n_sleep = math.floor(IDLE / 2), IDLE - math.floor(IDLE / 2)
   local senders, sleepers = {}, {}
   local recv_closed, recv_bad, sleep_woke = 0, 0, 0
   for i = 1, n_recv do

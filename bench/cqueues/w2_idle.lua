@@ -70,7 +70,7 @@ B.guard(W, IMPL, function()
   local base_rate, base_cpu_rate = check(base, "loop #1")
 
   -- loop #2: IDLE parked coroutines
-  local n_recv, n_sleep = IDLE // 2, IDLE - IDLE // 2
+  local n_recv, n_sleep = math.floor(IDLE / 2), IDLE - math.floor(IDLE / 2)
   local senders, cancels = {}, {}
   local recv_closed, recv_bad, sleep_cancelled, sleep_bad = 0, 0, 0, 0
   for i = 1, n_recv do

@@ -38,18 +38,21 @@ function M.argnum(i, default)
   return (v and tonumber(v)) or default
 end
 
--- A small deterministic generator (64-bit LCG, top bits) so that every
--- implementation sees the very same sequence whatever the C library does.
+-- A small deterministic generator so that every implementation sees the
+-- very same sequence whatever the C library does: Park and Miller's minimal
+-- standard (multiplier 48271, modulus 2^31 - 1), exact in a double, so the
+-- same on every Lua (5.1 has no integers).
 function M.rng(seed)
-  local state = seed
+  local state = seed % 2147483647
+  if state == 0 then state = 1 end
   return function()
-    state = state * 6364136223846793005 + 1442695040888963407
-    return ((state >> 11) & 0x1FFFFFFFFFFFFF) / 9007199254740992.0
+    state = state * 48271 % 2147483647
+    return (state - 1) / 2147483646
   end
 end
 
 local function fmt(v)
-  if math.type(v) == "float" then
+  if type(v) == "number" and v ~= math.floor(v) then
     if v >= 1e5 or v <= -1e5 then return string.format("%.0f", v) end
     return string.format("%.6g", v)
   end

@@ -55,14 +55,16 @@ local function each_held(co, visit)
   end
 end
 
--- The live tasks that hold a channel end of `link` whose method table is
--- `methods`, and whether `self` (the waiting task) is one of them.
-local function holders(states, self, link, methods)
+-- The live tasks that hold a channel end of the channel whose queue is
+-- `queue`, with method table `methods`, and whether `self` (the waiting
+-- task) is one of them.
+local function holders(states, self, queue, methods)
   local found, by_self = {}, false
   for _, st in ipairs(states) do
     local holds = false
     each_held(st.co, function(v)
-      if type(v) == "table" and rawget(v, "link") == link and method_table(v) == methods then
+      local link = type(v) == "table" and rawget(v, "link")
+      if type(link) == "table" and rawget(link, "queue") == queue and method_table(v) == methods then
         holds = true
       end
     end)
@@ -72,8 +74,8 @@ local function holders(states, self, link, methods)
   return found, by_self
 end
 
-local function other_end(states, st, obj, what, methods)
-  local who, by_self = holders(states, st, obj.link, methods)
+local function other_end(states, st, queue, what, methods)
+  local who, by_self = holders(states, st, queue, methods)
   if #who == 0 then
     return ("no other live task holds its %s (nothing can %s)%s"):format(what,
       what == "sender" and "send on it" or "receive from it",
@@ -124,9 +126,13 @@ local function wait_text(states, by_handle, st, w)
   elseif type(obj) == "table" and (getmetatable(obj) or {}).__name == "cosock.signal waiter" then
     return ("for the signal %q (cosock.signal), which nobody raised"):format(tostring(obj.name))
   elseif channel and methods == channel.receiver then
-    return "to receive on a channel; " .. other_end(states, st, obj, "sender", channel.sender)
+    return "to receive on a channel; " .. other_end(states, st, obj.link.queue, "sender", channel.sender)
   elseif channel and methods == channel.sender then
-    return "to send on a channel; " .. other_end(states, st, obj, "receiver", channel.receiver)
+    return "to send on a channel; " .. other_end(states, st, obj.link.queue, "receiver", channel.receiver)
+  elseif channel and type(obj) == "table" and (getmetatable(obj) or {}).__name == "cosock.channel send" then
+    -- a send waiting in line through the waker protocol (a yield the task
+    -- forwards; on 5.1 and 5.2 every wait): obj[1] is the channel's queue
+    return "to send on a channel; " .. other_end(states, st, obj[1], "receiver", channel.receiver)
   elseif getmetatable(obj) == core.thread_handle then
     local target = by_handle[obj]
     return "to join task " .. (target and task_label(target) or "'" .. tostring(obj) .. "'")
