@@ -34,4 +34,26 @@ M.tointeger = math.tointeger or function(x)
   return nil
 end
 
+--- pcall(f, ...), but one that a task may wait inside (yield across) on
+--- every Lua. PUC Lua 5.1 cannot yield across pcall: there f runs in a
+--- coroutine of its own whose yields are passed on to the caller's resumer
+--- and its answers back (the coxpcall way). Elsewhere it is pcall. Outside
+--- any coroutine, and for a value that is not a function, it is pcall too.
+if _VERSION == "Lua 5.1" and not rawget(_G, "jit") then
+  local create, resume, yield, status, running =
+    coroutine.create, coroutine.resume, coroutine.yield, coroutine.status, coroutine.running
+  local function step(co, ok, ...)
+    if not ok then return false, ... end
+    if status(co) == "dead" then return true, ... end
+    return step(co, resume(co, yield(...)))
+  end
+  M.pcall = function(f, ...)
+    if type(f) ~= "function" or running() == nil then return pcall(f, ...) end
+    local co = create(f)
+    return step(co, resume(co, ...))
+  end
+else
+  M.pcall = pcall
+end
+
 return M

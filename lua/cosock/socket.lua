@@ -13,6 +13,7 @@ local wrap = require "cosock.socket.wrap"
 local yield = coroutine.yield
 local type, error, pcall, setmetatable, getmetatable, select, rawset, tostring =
   type, error, pcall, setmetatable, getmetatable, select, rawset, tostring
+local ypcall = require("cosock.compat").pcall -- (5.1: a pcall a task may wait in)
 
 local m = {}
 
@@ -124,11 +125,13 @@ m.try = m.newtry()
 -- The end of a protected call. Reached by a tail call from the function protect
 -- made, so level 3 below is the caller of that function's caller: a string
 -- error raised again gets that position in front, as cosock 0.2.0's does.
+-- (PUC 5.1 counts the tail call as a level of its own: 4 there.)
+local CALLERS_CALLER = (_VERSION == "Lua 5.1" and not rawget(_G, "jit")) and 4 or 3
 local function protected(ok, ...)
   if ok then return ... end
   local e = ...
   if getmetatable(e) == TRY_ERROR then return nil end
-  error(e, 3)
+  error(e, CALLERS_CALLER)
 end
 
 --- protect(fn): a function that calls fn and returns its values; a failed try
@@ -136,7 +139,7 @@ end
 --- error is raised again (see protected for the position a string gets).
 function m.protect(fn)
   return function(...)
-    return protected(pcall(fn, ...))
+    return protected(ypcall(fn, ...))
   end
 end
 
