@@ -1,0 +1,38 @@
+-- spec/support/version.lua: what differs between the Luas the specs run on
+-- (5.1, 5.2, 5.3, 5.4, LuaJIT), for specs that branch on it. Every branch of
+-- such a spec asserts something; this only names the differences.
+--
+--   local V = require "spec.support.version"
+
+local V = {}
+
+V.jit = rawget(_G, "jit") ~= nil
+--- PUC Lua 5.1: cannot yield across pcall or a C call.
+V.puc51 = _VERSION == "Lua 5.1" and not V.jit
+--- Lua 5.3 and 5.4: numbers have an integer subtype.
+V.integers = math.type ~= nil
+V.lua54 = _VERSION == "Lua 5.4"
+
+--- The message of a yield where PUC 5.1 cannot yield (inside pcall or a
+--- C call, in a task): cosock on 5.1 raises Lua's own.
+V.YIELD_ACROSS = "attempt to yield across metamethod/C-call boundary"
+
+--- The message of Lua's own for a yield outside any coroutine.
+if V.puc51 then
+  V.YIELD_OUTSIDE = "attempt to yield across metamethod/C-call boundary"
+elseif V.jit then
+  V.YIELD_OUTSIDE = "attempt to yield across C-call boundary"
+else
+  V.YIELD_OUTSIDE = "attempt to yield from outside a coroutine"
+end
+
+--- The largest and smallest integers: math.maxinteger / math.mininteger
+--- where they exist; before 5.3, where numbers are doubles, +-2^53 (the end
+--- of the exact integers).
+V.maxinteger = math.maxinteger or 2 ^ 53
+V.mininteger = math.mininteger or -2 ^ 53
+
+--- The searchers of require (package.loaders before 5.2).
+V.searchers = package.searchers or package.loaders
+
+return V
