@@ -40,7 +40,7 @@ local function child(nofile, body, poller)
   local lua = require "spec.support.interpreter"
   local p = io.popen(("ulimit -n %d && COSOCK_POLLER=%s timeout 30 %s %s 2>&1"):format(
     nofile, poller or "select", lua, script))
-  local out = p:read("a")
+  local out = p:read("*a")
   p:close()
   os.remove(script)
   return out

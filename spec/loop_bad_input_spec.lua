@@ -3,8 +3,9 @@
 
 local cosock = require "cosock"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
-local function pack(...) return table.pack(...) end
+local function pack(...) return compat.pack(...) end
 
 local assert_loop_still_works = L.assert_loop_works
 
@@ -14,7 +15,7 @@ local function run_yielding(name, ...)
   local args = pack(...)
   local h = cosock.spawn(function()
     L.pass()
-    coroutine.yield(table.unpack(args, 1, args.n))
+    coroutine.yield(compat.unpack(args, 1, args.n))
     error("resumed after a bad yield")
   end, name)
   local ok, err = pcall(cosock.run)
@@ -290,7 +291,7 @@ describe("bad input", function()
     end)
 
     it("an fd number past the loop's limit (2^28) is refused before any array grows for it", function()
-      local fd = (1 << 28) + 5
+      local fd = 2 ^ 28 + 5
       local w = L.wrap(inner(fd), "w")
       local ok, err = run_yielding("gf", { w }, nil, 1)
       assert.is_false(ok)

@@ -5,8 +5,9 @@
 local cosock = require "cosock"
 local socket = require "socket"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
-local function pack(...) return table.pack(...) end
+local function pack(...) return compat.pack(...) end
 
 describe("fd polling", function()
   local to_close

@@ -2,8 +2,9 @@
 
 local cosock = require "cosock"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
-local function pack(...) return table.pack(...) end
+local function pack(...) return compat.pack(...) end
 
 describe("the resume tuple", function()
   before_each(function()

@@ -12,7 +12,7 @@ local core = require "cosock.core"
 local function read_reference()
   local top = os.getenv("abs_top_srcdir") or "."
   local f = assert(io.open(top .. "/doc/reference.md", "r"))
-  local text = f:read("a")
+  local text = f:read("*a")
   f:close()
   return text
 end

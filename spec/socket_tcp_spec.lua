@@ -6,6 +6,7 @@ local cosock = require "cosock"
 local luasocket = require "socket"
 local core = require "cosock.core"
 local net = require "spec.support.net"
+local compat = require "cosock.compat"
 
 local socket = cosock.socket
 local pack = net.pack
@@ -509,7 +510,7 @@ describe("cosock.socket.tcp", function()
     local function each_error(call, n, cases)
       local out = {}
       for i, args in ipairs(cases) do
-        local ok, err = pcall(call, table.unpack(args, 1, n))
+        local ok, err = pcall(call, compat.unpack(args, 1, n))
         out[i] = ok and "no error" or err
       end
       return out

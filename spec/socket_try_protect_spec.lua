@@ -6,6 +6,7 @@
 
 local cosock = require "cosock"
 local net = require "spec.support.net"
+local compat = require "cosock.compat"
 
 local socket = cosock.socket
 local pack = net.pack
@@ -144,7 +145,7 @@ describe("cosock.socket try / newtry / protect", function()
         end)
         r.result = pack(f("arg"))
         r.ok = pack(socket.protect(function() socket.sleep(0) return "after", 2 end)())
-        r.err = table.pack(pcall(socket.protect(function() socket.sleep(0) error({ "late" }) end)))
+        r.err = compat.pack(pcall(socket.protect(function() socket.sleep(0) error({ "late" }) end)))
       end, "yielder")
       net.run()
       assert.equal("arg", r.before)

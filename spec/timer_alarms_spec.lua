@@ -6,10 +6,11 @@
 local cosock = require "cosock"
 local core = require "cosock.core"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
 local timer = cosock.timer
 local socket = cosock.socket
-local pack = table.pack
+local pack = compat.pack
 
 -- pcall(f, ...) must fail; returns the error.
 local function err_of(f, ...)

@@ -8,9 +8,10 @@
 local cosock = require "cosock"
 local core = require "cosock.core"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
 local when, signal = cosock.when, cosock.signal
-local pack = table.pack
+local pack = compat.pack
 
 local function err_of(f, ...)
   local ok, err = pcall(f, ...)
@@ -281,7 +282,7 @@ describe("cosock.when", function()
       cosock.spawn(function()
         local co = coroutine.wrap(function() return "done", pack(when.wait(function() return x > 2 and x end)) end)
         local v = pack(co())
-        while v[1] ~= "done" do v = pack(co(coroutine.yield(table.unpack(v, 1, v.n)))) end
+        while v[1] ~= "done" do v = pack(co(coroutine.yield(compat.unpack(v, 1, v.n)))) end
         r = v[2]
       end)
       cosock.spawn(function() for i = 1, 5 do x = i; L.pass() end end)

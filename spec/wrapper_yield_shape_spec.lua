@@ -6,12 +6,13 @@
 
 local cosock = require "cosock"
 local net = require "spec.support.net"
+local compat = require "cosock.compat"
 
 -- Runs fn in a coroutine of its own, forwarding its yields; returns the first
 -- yield, described.
 local function first_yield(fn)
   local co = coroutine.create(fn)
-  local res = table.pack(coroutine.resume(co))
+  local res = compat.pack(coroutine.resume(co))
   local first
   while coroutine.status(co) == "suspended" do
     if not first then
@@ -23,7 +24,7 @@ local function first_yield(fn)
         else first[i - 1] = type(v) end
       end
     end
-    res = table.pack(coroutine.resume(co, coroutine.yield(table.unpack(res, 2, res.n))))
+    res = compat.pack(coroutine.resume(co, coroutine.yield(compat.unpack(res, 2, res.n))))
   end
   assert(res[1], res[2])
   return first

@@ -22,10 +22,11 @@
 
 local cosock = require "cosock"
 local luassert = require "luassert"
+local compat = require "cosock.compat"
 
 local L = {}
 
-local unpack = table.unpack
+local unpack = compat.unpack
 
 -- ---------------------------------------------------------------------------
 -- fake objects
@@ -163,7 +164,7 @@ function L.assert_loop_works()
   local a = L.obj("after")
   local r, slept
   cosock.spawn(function()
-    r = table.pack(L.yield({ a }, nil, 5))
+    r = compat.pack(L.yield({ a }, nil, 5))
     L.yield(nil, nil, 0.001)
     slept = true
   end, "fresh-waiter")
@@ -195,7 +196,7 @@ function L.capture(fn, ...)
     for i = 1, select("#", ...) do out[#out + 1] = tostring((select(i, ...))) end
     return io.stdout
   end
-  local res = table.pack(pcall(fn, ...))
+  local res = compat.pack(pcall(fn, ...))
   _G.print, io.write = oprint, owrite
   return table.concat(out), unpack(res, 1, res.n)
 end
