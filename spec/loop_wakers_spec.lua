@@ -4,6 +4,7 @@
 local cosock = require "cosock"
 local L = require "spec.support.loop"
 local compat = require "cosock.compat"
+local V = require "spec.support.version"
 
 local function pack(...) return compat.pack(...) end
 
@@ -290,7 +291,7 @@ describe("wakers", function()
       L.yield({ a }, nil, 5)
       log[#log + 1] = "woken"
       -- waits for ever unless something wrongly wakes it; cancelled below
-      L.yield(nil, nil, math.maxinteger)
+      L.yield(nil, nil, V.maxinteger)
       log[#log + 1] = "WRONG"
     end, "waiter")
     cosock.spawn(function()

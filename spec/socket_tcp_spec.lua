@@ -7,6 +7,7 @@ local luasocket = require "socket"
 local core = require "cosock.core"
 local net = require "spec.support.net"
 local compat = require "cosock.compat"
+local V = require "spec.support.version"
 
 local socket = cosock.socket
 local pack = net.pack
@@ -412,7 +413,7 @@ describe("cosock.socket.tcp", function()
       assert.equal(3, r.plain.n)
       assert.equal(r.plain.n, r.wrapped.n)
       assert.equal(r.plain[1], r.wrapped[1])
-      assert.equal(math.type(r.plain[1]), math.type(r.wrapped[1]))
+      assert.equal(V.describe(r.plain[1]), V.describe(r.wrapped[1]))
       assert.equal("abcabc", r.got)
     end)
 

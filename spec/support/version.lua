@@ -32,6 +32,27 @@ end
 V.maxinteger = math.maxinteger or 2 ^ 53
 V.mininteger = math.mininteger or -2 ^ 53
 
+--- describe(v): a number as "<subtype> <tostring>" where numbers have
+--- subtypes (5.3+: "integer 7", "float 1.0"); before 5.3, where they have
+--- none, "number <tostring>" ("number 7", "number 1").
+function V.describe(v)
+  if V.integers then return math.type(v) .. " " .. tostring(v) end
+  return type(v) .. " " .. tostring(v)
+end
+
+--- What describe gives for the integer / the float written `text` (as 5.3
+--- prints it): int("7") is "integer 7" on 5.3+, "number 7" before;
+--- float("1.0") is "float 1.0" on 5.3+, "number 1" before (the value, as
+--- that Lua prints it).
+function V.int(text)
+  if V.integers then return "integer " .. text end
+  return "number " .. tostring(tonumber(text))
+end
+function V.float(text)
+  if V.integers then return "float " .. text end
+  return "number " .. tostring(tonumber(text))
+end
+
 --- The searchers of require (package.loaders before 5.2).
 V.searchers = package.searchers or package.loaders
 
