@@ -7,6 +7,7 @@
 local cosock = require "cosock"
 local net = require "spec.support.net"
 local compat = require "cosock.compat"
+local V = require "spec.support.version"
 
 local socket = cosock.socket
 local pack = net.pack
@@ -97,7 +98,14 @@ describe("cosock.socket try / newtry / protect", function()
       local tbl = {}
       assert.is_true(rawequal(tbl, raised(socket.protect(function() error(tbl) end))))
       assert.is_nil(raised(socket.protect(function() error() end)))
-      assert.equal(42, raised(socket.protect(function() error(42, 0) end)) + 0)
+      local n = raised(socket.protect(function() error(42, 0) end))
+      if V.integers then
+        assert.equal(42, n)
+      else
+        -- before 5.3 error(e, 3) prefixes a position to a number as to a
+        -- string (Lua's rule there, as cosock 0.2.0's protect gets it too)
+        assert.matches("^[^\n]*:%d+: 42$", n)
+      end
     end)
 
     it("raises 'attempt to call' for a non-function, when called", function()
