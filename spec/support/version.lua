@@ -13,9 +13,15 @@ V.puc51 = _VERSION == "Lua 5.1" and not V.jit
 V.integers = math.type ~= nil
 V.lua54 = _VERSION == "Lua 5.4"
 
---- The message of a yield where PUC 5.1 cannot yield (inside pcall or a
---- C call, in a task): cosock on 5.1 raises Lua's own.
-V.YIELD_ACROSS = "attempt to yield across metamethod/C-call boundary"
+--- Lua's own message for a yield across a C call (where nothing can yield:
+--- a callback from C without a continuation; on PUC 5.1 also inside pcall).
+if V.puc51 then
+  V.YIELD_ACROSS = "attempt to yield across metamethod/C-call boundary"
+elseif V.jit then
+  V.YIELD_ACROSS = "attempt to yield across C-call boundary"
+else
+  V.YIELD_ACROSS = "attempt to yield across a C-call boundary"
+end
 
 --- The message of Lua's own for a yield outside any coroutine.
 if V.puc51 then
