@@ -181,11 +181,15 @@ describe("doc/reference.md", function()
     local report
     cosock.set_watchdog(0.001, "report", function(r) report = r end)
     cosock.spawn(function()
-      while report == nil do end -- runs until the watchdog reports it
+      -- runs until the watchdog reports it (a bound of 30 s, so that a
+      -- watchdog that never fires fails the spec instead of hanging it)
+      local t0 = core.monotime()
+      while report == nil and core.monotime() - t0 < 30 do end
     end, "spinner")
     local ok, err = pcall(cosock.run)
     cosock.set_watchdog(nil)
     assert(ok, err)
+    assert(report ~= nil, "the watchdog never reported the spinner")
     assert.same({}, missing(qualified("report.", report)))
   end)
 
