@@ -335,7 +335,7 @@ describe("lookups in the loop", function()
   end)
 
   it("outside a coroutine a lookup blocks, with LuaSocket's resolver (no task to park)", function()
-    assert.is_false(coroutine.isyieldable())
+    assert.is_false(compat.isyieldable())
     local started = core.dns_stats().started
     local ip, resolved = dns.toip("localhost")
     assert.equal("127.0.0.1", ip)

@@ -59,6 +59,13 @@ function V.float(text)
   return "number " .. tostring(tonumber(text))
 end
 
+--- coroutine.create's own error for a value that is not a function (the
+--- message spawn passes on): PUC 5.1 words it without the type.
+function V.create_error(typename)
+  if V.puc51 then return "bad argument #1 to 'create' (Lua function expected)" end
+  return "bad argument #1 to 'create' (function expected, got " .. typename .. ")"
+end
+
 --- The searchers of require (package.loaders before 5.2).
 V.searchers = package.searchers or package.loaders
 
