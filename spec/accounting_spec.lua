@@ -7,6 +7,7 @@
 local cosock = require "cosock"
 local core = require "cosock.core"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
 local MB = 1024 * 1024
 
@@ -58,7 +59,7 @@ describe("accounting", function()
       assert.equal(0, seen.fresh)
       assert.is_nil(seen.fresh_ran)            -- it ran once and ended
       assert.is_nil(seen.parked_after)
-      assert.equal("integer", math.type(seen.after))
+      assert.equal("integer", compat.math_type(seen.after))
       L.assert_clean()
     end)
 
@@ -74,7 +75,7 @@ describe("accounting", function()
       end, "big")
       cosock.spawn(function() L.pass() end, "small")
       cosock.run()
-      assert.equal("integer", math.type(big))
+      assert.equal("integer", compat.math_type(big))
       assert.is_true(big >= MB, tostring(big))
       assert.is_true(big > small, big .. " " .. small)
       L.assert_clean()
@@ -157,7 +158,7 @@ describe("accounting", function()
       assert.equal(1, off.resumes)
       assert.equal("number", type(on.busy))
       assert.is_true(on.busy >= 0)
-      assert.equal("integer", math.type(on.allocated))
+      assert.equal("integer", compat.math_type(on.allocated))
       assert.equal(2, on.resumes)
     end)
 
@@ -222,7 +223,7 @@ describe("accounting", function()
       assert.equal(core.stats, cosock.stats)
       local s = cosock.stats()
       for _, k in ipairs({ "tasks", "ready", "parked", "timers", "fds", "passes", "polls" }) do
-        assert.equal("integer", math.type(s[k]), k)
+        assert.equal("integer", compat.math_type(s[k]), k)
       end
       assert.equal("string", type(s.backend))
       assert.is_nil(s.busy)

@@ -6,6 +6,7 @@ local cosock = require "cosock"
 local core = require "cosock.core"
 local net = require "spec.support.net"
 local dns_server = require "spec.support.dns_server"
+local compat = require "cosock.compat"
 
 local dns = cosock.socket.dns
 local socket = cosock.socket
@@ -265,10 +266,10 @@ describe("lookups in the loop", function()
       local co = coroutine.create(fn)
       local res = pack(coroutine.resume(co))
       while coroutine.status(co) ~= "dead" do
-        res = pack(coroutine.resume(co, coroutine.yield(table.unpack(res, 2, res.n))))
+        res = pack(coroutine.resume(co, coroutine.yield(compat.unpack(res, 2, res.n))))
       end
       assert(res[1], res[2])
-      return table.unpack(res, 2, res.n)
+      return compat.unpack(res, 2, res.n)
     end
 
     it("a lookup yields {lookup}, the loop wakes it through setwaker", function()
@@ -334,7 +335,7 @@ describe("lookups in the loop", function()
   end)
 
   it("outside a coroutine a lookup blocks, with LuaSocket's resolver (no task to park)", function()
-    assert.is_false(coroutine.isyieldable())
+    assert.is_false(compat.isyieldable())
     local started = core.dns_stats().started
     local ip, resolved = dns.toip("localhost")
     assert.equal("127.0.0.1", ip)

@@ -80,7 +80,7 @@ describe("examples/dns_lookup.lua", function()
     local cmd = string.format("LUA_PATH=%q LUA_CPATH=%q %s examples/dns_lookup.lua 2>&1",
       package.path, package.cpath, lua)
     local p = io.popen(cmd)
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     assert.equal(table.concat({
       "resolver: c-ares",
@@ -377,7 +377,7 @@ describe("cosock.socket.dns", function()
       local cmd = string.format("%s LUA_PATH=%q LUA_CPATH=%q %s -e %q 2>&1", env:gsub("PORT", port),
         package.path, package.cpath, lua, (prog:gsub("PORT", port)))
       local p = io.popen(cmd)
-      local out = p:read("a")
+      local out = p:read("*a")
       p:close()
       return out
     end

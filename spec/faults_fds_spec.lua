@@ -40,7 +40,7 @@ local function child(nofile, body, poller)
   local lua = require "spec.support.interpreter"
   local p = io.popen(("ulimit -n %d && COSOCK_POLLER=%s timeout 30 %s %s 2>&1"):format(
     nofile, poller or "select", lua, script))
-  local out = p:read("a")
+  local out = p:read("*a")
   p:close()
   os.remove(script)
   return out
@@ -164,7 +164,15 @@ release()
     local out = child(64, [=[
 -- The module's opener, found while fds are free (require's search opens
 -- the file to see that it is there).
-local open = assert(package.loadlib(package.searchpath("cosock.core", package.cpath),
+-- (package.searchpath is 5.2+: on 5.1 the same search by hand)
+local searchpath = package.searchpath or function(name, path)
+  for template in path:gmatch("[^;]+") do
+    local file = template:gsub("%?", (name:gsub("%.", "/")))
+    local f = io.open(file, "r")
+    if f then f:close() return file end
+  end
+end
+local open = assert(package.loadlib(searchpath("cosock.core", package.cpath),
   "luaopen_cosock_core"))
 exhaust()
 print("open:", pcall(open))

@@ -6,6 +6,7 @@
 
 local cosock = require "cosock"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
 local STUCK = "cosock tried to call socket.select with no sockets and no timeout"
 
@@ -15,7 +16,7 @@ local function report_lines(err)
   assert.is_true(L.starts(msg, STUCK), msg)
   local lines = {}
   for line in (msg .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
-  return { table.unpack(lines, 3) }
+  return { compat.unpack(lines, 3) }
 end
 
 local function stall()

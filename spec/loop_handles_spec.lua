@@ -3,6 +3,7 @@
 
 local cosock = require "cosock"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
 describe("thread handles", function()
   before_each(function()
@@ -395,7 +396,7 @@ describe("thread handles across task slots and resets", function()
     local orig = a.setwaker
     a.setwaker = function(self, kind, fn)
       orig(self, kind, fn)
-      if fn == nil and nested == nil then nested = table.pack(pcall(h.cancel, h)) end
+      if fn == nil and nested == nil then nested = compat.pack(pcall(h.cancel, h)) end
     end
     h = cosock.spawn(function() L.yield({ a }, nil, 5) end, "victim")
     cosock.spawn(function() L.pass(); h:cancel() end, "canceller")
@@ -446,7 +447,7 @@ describe("thread handles across task slots and resets", function()
       L.wait_until(function() return a:has_waker() end, "park")
       victim:cancel()
       local b = L.obj("b")
-      cosock.spawn(function() r = table.pack(L.yield({ b }, nil, 5)) end, "successor")
+      cosock.spawn(function() r = compat.pack(L.yield({ b }, nil, 5)) end, "successor")
       L.wait_until(function() return b:has_waker() end, "successor park")
       victim:cancel() -- must be a no-op
       b:fire()

@@ -6,8 +6,9 @@
 local cosock = require "cosock"
 local L = require "spec.support.loop"
 local net = require "spec.support.net"
+local compat = require "cosock.compat"
 
-local function pack(...) return table.pack(...) end
+local function pack(...) return compat.pack(...) end
 
 describe("handle:join", function()
   before_each(function()

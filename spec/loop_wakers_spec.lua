@@ -3,8 +3,10 @@
 
 local cosock = require "cosock"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
+local V = require "spec.support.version"
 
-local function pack(...) return table.pack(...) end
+local function pack(...) return compat.pack(...) end
 
 local function count(obj, kind, typ)
   local n = 0
@@ -289,7 +291,7 @@ describe("wakers", function()
       L.yield({ a }, nil, 5)
       log[#log + 1] = "woken"
       -- waits for ever unless something wrongly wakes it; cancelled below
-      L.yield(nil, nil, math.maxinteger)
+      L.yield(nil, nil, V.maxinteger)
       log[#log + 1] = "WRONG"
     end, "waiter")
     cosock.spawn(function()
@@ -427,7 +429,7 @@ describe("wakers across resets and re-entrant objects", function()
     local b = L.obj("b")
     local r, log = nil, {}
     cosock.spawn(function()
-      r = table.pack(L.yield({ b }, nil, 5))
+      r = compat.pack(L.yield({ b }, nil, 5))
       log[#log + 1] = "woken"
     end, "new")
     cosock.spawn(function()
@@ -457,7 +459,7 @@ describe("wakers across resets and re-entrant objects", function()
       end
     end
     local r
-    cosock.spawn(function() r = table.pack(L.yield({ a }, nil, 5)) end, "waiter")
+    cosock.spawn(function() r = compat.pack(L.yield({ a }, nil, 5)) end, "waiter")
     cosock.run()
     assert.is_true(ran)
     assert.same({ a }, r[1])
@@ -473,7 +475,7 @@ describe("wakers across resets and re-entrant objects", function()
       return orig(self, kind, fn)
     end
     local r
-    cosock.spawn(function() r = table.pack(L.yield({ a }, nil, 5)) end, "waiter")
+    cosock.spawn(function() r = compat.pack(L.yield({ a }, nil, 5)) end, "waiter")
     cosock.run()
     assert.is_table(info)
     assert.equal(1, #info)
@@ -492,7 +494,7 @@ describe("wakers across resets and re-entrant objects", function()
         return orig(self, kind, fn)
       end
       local r
-      cosock.spawn(function() r = table.pack(L.yield({ a }, nil, 5)) end, "waiter")
+      cosock.spawn(function() r = compat.pack(L.yield({ a }, nil, 5)) end, "waiter")
       cosock.run()
       assert.is_false(inner_ok)
       assert.is_true(L.has(tostring(inner_err), "running"), tostring(inner_err))
@@ -537,8 +539,8 @@ describe("wakers across resets and re-entrant objects", function()
       if fn == nil and b:has_waker() then b:fire() end
     end
     local ra, rb
-    cosock.spawn(function() ra = table.pack(L.yield({ a }, nil, 5)) end, "wa")
-    cosock.spawn(function() rb = table.pack(L.yield({ b }, nil, 5)) end, "wb")
+    cosock.spawn(function() ra = compat.pack(L.yield({ a }, nil, 5)) end, "wa")
+    cosock.spawn(function() rb = compat.pack(L.yield({ b }, nil, 5)) end, "wb")
     cosock.spawn(function()
       L.wait_until(function() return a:has_waker() and b:has_waker() end, "park")
       a:fire()
@@ -553,7 +555,7 @@ describe("wakers across resets and re-entrant objects", function()
     local a, b = L.obj("a"), L.obj("b")
     local recvt = { a }
     local r
-    cosock.spawn(function() r = table.pack(L.yield(recvt, nil, 5)) end, "waiter")
+    cosock.spawn(function() r = compat.pack(L.yield(recvt, nil, 5)) end, "waiter")
     cosock.spawn(function()
       L.wait_until(function() return a:has_waker() end, "park")
       recvt[1] = b
@@ -582,7 +584,7 @@ describe("wakers across resets and re-entrant objects", function()
     end
     local ok, err = pcall(function()
       local r
-      cosock.spawn(function() r = table.pack(L.yield({ u }, nil, 5)) end, "waiter")
+      cosock.spawn(function() r = compat.pack(L.yield({ u }, nil, 5)) end, "waiter")
       cosock.spawn(function()
         L.wait_until(function() return waker ~= nil end, "park")
         waker()

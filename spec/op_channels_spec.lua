@@ -6,6 +6,7 @@ local cosock = require "cosock"
 local core = require "cosock.core"
 local op = require "cosock.op"
 local net = require "spec.support.net"
+local compat = require "cosock.compat"
 
 local channel = cosock.channel
 local pack = net.pack
@@ -289,7 +290,7 @@ describe("cosock.op on channels", function()
             local ops = {}
             for _, i in ipairs(groups[g]) do ops[#ops + 1] = op.recv(rxs[i]) end
             ops[#ops + 1] = stop:wait_op():wrap(function() return "stop" end)
-            local o = op.choice(table.unpack(ops))
+            local o = op.choice(compat.unpack(ops))
             while true do
               local v = op.choice(o, op.sleep(math.random() * 0.004):wrap(function() return "idle" end)):perform()
               if v == "stop" then return end

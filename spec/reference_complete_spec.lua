@@ -12,7 +12,7 @@ local core = require "cosock.core"
 local function read_reference()
   local top = os.getenv("abs_top_srcdir") or "."
   local f = assert(io.open(top .. "/doc/reference.md", "r"))
-  local text = f:read("a")
+  local text = f:read("*a")
   f:close()
   return text
 end
@@ -181,11 +181,15 @@ describe("doc/reference.md", function()
     local report
     cosock.set_watchdog(0.001, "report", function(r) report = r end)
     cosock.spawn(function()
-      while report == nil do end -- runs until the watchdog reports it
+      -- runs until the watchdog reports it (a bound of 30 s, so that a
+      -- watchdog that never fires fails the spec instead of hanging it)
+      local t0 = core.monotime()
+      while report == nil and core.monotime() - t0 < 30 do end
     end, "spinner")
     local ok, err = pcall(cosock.run)
     cosock.set_watchdog(nil)
     assert(ok, err)
+    assert(report ~= nil, "the watchdog never reported the spinner")
     assert.same({}, missing(qualified("report.", report)))
   end)
 

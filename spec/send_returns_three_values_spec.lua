@@ -6,6 +6,7 @@
 local cosock = require "cosock"
 local net = require "spec.support.net"
 local certs_mod = require "spec.support.certs"
+local V = require "spec.support.version"
 
 local pack = net.pack
 
@@ -13,7 +14,7 @@ local function kinds(t)
   local out = { n = t.n }
   for i = 1, t.n do
     local v = t[i]
-    out[i] = type(v) == "number" and (math.type(v) .. " " .. tostring(v)) or v
+    out[i] = type(v) == "number" and V.describe(v) or v
   end
   return out
 end
@@ -33,10 +34,10 @@ describe("send returns LuaSocket's three values, as cosock 0.2.0 passes them", f
       c:close(); s:close()
     end, "sender")
     net.run()
-    assert.same({ n = 3, "float 6.0", nil, nil }, r.whole)
-    assert.same({ n = 3, "float 10.0", nil, nil }, r.i)
-    assert.same({ n = 3, "float 5.0", nil, nil }, r.ij)
-    assert.same({ n = 3, "float 0.0", nil, nil }, r.empty)
+    assert.same({ n = 3, V.float("6.0"), nil, nil }, r.whole)
+    assert.same({ n = 3, V.float("10.0"), nil, nil }, r.i)
+    assert.same({ n = 3, V.float("5.0"), nil, nil }, r.ij)
+    assert.same({ n = 3, V.float("0.0"), nil, nil }, r.empty)
   end)
 
   describe("on tls", function()
@@ -61,7 +62,7 @@ describe("send returns LuaSocket's three values, as cosock 0.2.0 passes them", f
         sc:close(); ss:close()
       end, "client")
       net.run()
-      assert.same({ n = 3, "float 6.0", nil, nil }, r)
+      assert.same({ n = 3, V.float("6.0"), nil, nil }, r)
     end)
   end)
 end)

@@ -5,9 +5,10 @@
 local cosock = require "cosock"
 local core = require "cosock.core"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
 local signal = cosock.signal
-local pack = table.pack
+local pack = compat.pack
 
 -- pcall(f, ...) must fail; returns the error.
 local function err_of(f, ...)
@@ -142,7 +143,7 @@ describe("cosock.signal", function()
       cosock.spawn(function()
         local co = coroutine.wrap(function() return "done", pack(signal.wait("fwd")) end)
         local v = pack(co())
-        while v[1] ~= "done" do v = pack(co(coroutine.yield(table.unpack(v, 1, v.n)))) end
+        while v[1] ~= "done" do v = pack(co(coroutine.yield(compat.unpack(v, 1, v.n)))) end
         r = v[2]
       end)
       cosock.spawn(function() L.pass(); assert.equal(1, signal.one("fwd", "a", nil)) end)
@@ -260,7 +261,7 @@ describe("cosock.signal", function()
       local h = cosock.spawn(function()
         local co = coroutine.wrap(function() return "done", signal.wait("fwd") end)
         local v = pack(co())
-        while v[1] ~= "done" do v = pack(co(coroutine.yield(table.unpack(v, 1, v.n)))) end
+        while v[1] ~= "done" do v = pack(co(coroutine.yield(compat.unpack(v, 1, v.n)))) end
         error("resumed after its cancel")
       end, "forwarding")
       cosock.spawn(function()

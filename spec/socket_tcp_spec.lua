@@ -6,6 +6,8 @@ local cosock = require "cosock"
 local luasocket = require "socket"
 local core = require "cosock.core"
 local net = require "spec.support.net"
+local compat = require "cosock.compat"
+local V = require "spec.support.version"
 
 local socket = cosock.socket
 local pack = net.pack
@@ -411,7 +413,7 @@ describe("cosock.socket.tcp", function()
       assert.equal(3, r.plain.n)
       assert.equal(r.plain.n, r.wrapped.n)
       assert.equal(r.plain[1], r.wrapped[1])
-      assert.equal(math.type(r.plain[1]), math.type(r.wrapped[1]))
+      assert.equal(V.describe(r.plain[1]), V.describe(r.wrapped[1]))
       assert.equal("abcabc", r.got)
     end)
 
@@ -509,7 +511,7 @@ describe("cosock.socket.tcp", function()
     local function each_error(call, n, cases)
       local out = {}
       for i, args in ipairs(cases) do
-        local ok, err = pcall(call, table.unpack(args, 1, n))
+        local ok, err = pcall(call, compat.unpack(args, 1, n))
         out[i] = ok and "no error" or err
       end
       return out

@@ -6,6 +6,8 @@
 
 local cosock = require "cosock"
 local net = require "spec.support.net"
+local V = require "spec.support.version"
+local L = require "spec.support.loop"
 
 local pack = net.pack
 
@@ -73,6 +75,21 @@ describe("wrapper waits", function()
 
   it("a receive inside pcall in a task waits like any other", function()
     local got
+    if V.puc51 then
+      -- PUC 5.1: no task can wait inside pcall there: the receive's wait
+      -- fails at once with Lua's error, which the pcall catches
+      cosock.spawn(function()
+        local c, s = net.pair()
+        got = pack(pcall(c.receive, c))
+        c:close(); s:close()
+      end, "receiver")
+      net.run()
+      assert.is_false(got[1])
+      assert.truthy(L.has(tostring(got[2]), V.YIELD_ACROSS), tostring(got[2]))
+      L.assert_clean()
+      L.assert_loop_works()
+      return
+    end
     cosock.spawn(function()
       local c, s = net.pair()
       cosock.spawn(function()
@@ -97,7 +114,7 @@ describe("wrapper waits", function()
     end, "stuck")
     local ok, err = pcall(cosock.run)
     assert.is_false(ok)
-    assert.has.match("attempt to yield across a C%-call boundary", err)
+    assert.has.match(V.YIELD_ACROSS, err, 1, true) -- (Lua's own message)
     cosock.reset()
     local line
     cosock.spawn(function()

@@ -7,7 +7,7 @@ local lua = require "spec.support.interpreter"
 
 local CHILD = [=[
 package.path, package.cpath = %q, %q
-local searchers = package.searchers
+local searchers = package.searchers or package.loaders -- (5.1: loaders)
 for i, search in ipairs(searchers) do
   searchers[i] = function(name)
     if name == "ssl" or name:find("^ssl%%.") then
@@ -58,7 +58,7 @@ describe("without LuaSec", function()
     f:write(CHILD:format(package.path, package.cpath))
     f:close()
     local p = io.popen(lua .. " " .. script .. " 2>&1")
-    out = p:read("a")
+    out = p:read("*a")
     p:close()
     os.remove(script)
   end)

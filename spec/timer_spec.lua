@@ -8,11 +8,12 @@
 local cosock = require "cosock"
 local core = require "cosock.core"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
 local timer = cosock.timer
 local socket = cosock.socket
 local info = core.timer_info
-local pack = table.pack
+local pack = compat.pack
 
 local EPS = 1e-9
 

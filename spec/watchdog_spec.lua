@@ -9,6 +9,7 @@
 
 local cosock = require "cosock"
 local L = require "spec.support.loop"
+local compat = require "cosock.compat"
 
 local LIMIT = 10 -- seconds a hog spins at most
 local now = require("cosock.core").monotime
@@ -117,10 +118,10 @@ print("done")
     f:close()
     local lua = require "spec.support.interpreter"
     local p = io.popen(("timeout 30 %s %s 2>%s.err"):format(lua, script, script))
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     local ef = io.open(script .. ".err")
-    local err = ef:read("a")
+    local err = ef:read("*a")
     ef:close()
     os.remove(script)
     os.remove(script .. ".err")
@@ -153,7 +154,7 @@ print("done")
       local handled, joined
       cosock.set_error_handler(function(err, handle) handled = { err = err, handle = handle } end)
       local hog = cosock.spawn(function() spin_until(function() return false end) end, "hog")
-      cosock.spawn(function() joined = table.pack(hog:join(LIMIT)) end, "joiner")
+      cosock.spawn(function() joined = compat.pack(hog:join(LIMIT)) end, "joiner")
       cosock.run()
       assert.is_true(rawequal(hog, handled.handle))
       assert.is_true(L.has(handled.err, "task 'hog' ran "), handled.err)

@@ -6,12 +6,14 @@
 
 local cosock = require "cosock"
 local net = require "spec.support.net"
+local compat = require "cosock.compat"
+local V = require "spec.support.version"
 
 -- Runs fn in a coroutine of its own, forwarding its yields; returns the first
 -- yield, described.
 local function first_yield(fn)
   local co = coroutine.create(fn)
-  local res = table.pack(coroutine.resume(co))
+  local res = compat.pack(coroutine.resume(co))
   local first
   while coroutine.status(co) == "suspended" do
     if not first then
@@ -19,11 +21,11 @@ local function first_yield(fn)
       for i = 2, res.n do
         local v = res[i]
         if type(v) == "table" then first[i - 1] = "table#" .. #v
-        elseif type(v) == "number" then first[i - 1] = math.type(v) .. " " .. tostring(v)
+        elseif type(v) == "number" then first[i - 1] = V.describe(v)
         else first[i - 1] = type(v) end
       end
     end
-    res = table.pack(coroutine.resume(co, coroutine.yield(table.unpack(res, 2, res.n))))
+    res = compat.pack(coroutine.resume(co, coroutine.yield(compat.unpack(res, 2, res.n))))
   end
   assert(res[1], res[2])
   return first
@@ -43,7 +45,7 @@ describe("what a wrapper's wait yields in a forwarding coroutine", function()
       c:close(); s:close()
     end, "receiver")
     net.run()
-    assert.same({ n = 3, "table#1", "table#0", "integer 2" }, r)
+    assert.same({ n = 3, "table#1", "table#0", V.int("2") }, r)
   end)
 
   it("connect: ({}, {self}, timeout)", function()
@@ -57,7 +59,7 @@ describe("what a wrapper's wait yields in a forwarding coroutine", function()
       a:close(); c:close(); srv:close()
     end, "connector")
     net.run()
-    assert.same({ n = 3, "table#0", "table#1", "integer 3" }, r)
+    assert.same({ n = 3, "table#0", "table#1", V.int("3") }, r)
   end)
 
   it("a channel receive: ({receiver}, nil, timeout)", function()

@@ -32,6 +32,8 @@ local channel = cosock.channel
 local signal = cosock.signal
 local when = cosock.when
 local op = require "cosock.op"
+local compat = require "cosock.compat"
+local pack, unpack, math_type = compat.pack, compat.unpack, compat.math_type
 
 local F = {}
 
@@ -43,17 +45,101 @@ local counts = F.counts
 local WATCHDOG = 0.05 -- seconds a sequence may run before its tasks are cancelled
 local MAX_TASKS = 24
 
--- xorshift64*: the same sequence for a seed on every platform.
+-- xorshift64*: the same sequence for a seed on every platform and every Lua
+-- (5.1 has no integers and no bitwise operators: the 64-bit state is four
+-- 16-bit limbs, least significant first, in plain arithmetic).
+local floor = math.floor
+
+-- xor of two 16-bit numbers through a table of the xors of two nibbles
+local XOR4 = {}
+for a = 0, 15 do
+  for b = 0, 15 do
+    local r, bit = 0, 1
+    for _ = 1, 4 do
+      if floor(a / bit) % 2 ~= floor(b / bit) % 2 then r = r + bit end
+      bit = bit * 2
+    end
+    XOR4[a * 16 + b] = r
+  end
+end
+local function xor16(a, b)
+  local r, m = 0, 1
+  for _ = 1, 4 do
+    r = r + XOR4[(a % 16) * 16 + b % 16] * m
+    a, b, m = floor(a / 16), floor(b / 16), m * 16
+  end
+  return r
+end
+
+local function limbs(hex) -- a 64-bit constant from its 16 hex digits
+  return { tonumber(hex:sub(13, 16), 16), tonumber(hex:sub(9, 12), 16),
+           tonumber(hex:sub(5, 8), 16), tonumber(hex:sub(1, 4), 16) }
+end
+local M1 = limbs("9E3779B97F4A7C15")
+local A1 = limbs("2545F4914F6CDD1D")
+local M2 = limbs("2545F4914F6CDD1D")
+
+local function mul64(x, y) -- x * y mod 2^64
+  local r = { 0, 0, 0, 0 }
+  for i = 1, 4 do
+    local carry = 0
+    for j = 1, 5 - i do
+      local t = r[i + j - 1] + x[i] * y[j] + carry
+      r[i + j - 1] = t % 65536
+      carry = floor(t / 65536)
+    end
+  end
+  return r
+end
+
+local function add64(x, y) -- x + y mod 2^64
+  local r, carry = {}, 0
+  for i = 1, 4 do
+    local t = x[i] + y[i] + carry
+    r[i], carry = t % 65536, floor(t / 65536)
+  end
+  return r
+end
+
+local function limb_at(x, i) return x[i] or 0 end
+
+local function shr64(x, s) -- x >> s, 0 < s < 64
+  local q, p = floor(s / 16), 2 ^ (s % 16)
+  local r = {}
+  for i = 1, 4 do
+    r[i] = (floor(limb_at(x, i + q) / p) + (limb_at(x, i + q + 1) % p) * (65536 / p)) % 65536
+  end
+  return r
+end
+
+local function shl64(x, s) -- x << s mod 2^64, 0 < s < 64
+  local q, p = floor(s / 16), 2 ^ (s % 16)
+  local r = {}
+  for i = 1, 4 do
+    r[i] = ((limb_at(x, i - q) % (65536 / p)) * p + floor(limb_at(x, i - q - 1) / (65536 / p))) % 65536
+  end
+  return r
+end
+
+local function xor64(x, y)
+  return { xor16(x[1], y[1]), xor16(x[2], y[2]), xor16(x[3], y[3]), xor16(x[4], y[4]) }
+end
+
 local function new_rng(seed)
-  local x = (seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) | 1
+  -- (seed * M1 + A1) | 1, seed a non-negative integer below 2^48
+  local sl = { seed % 65536, floor(seed / 65536) % 65536, floor(seed / 2 ^ 32) % 65536, 0 }
+  local x = add64(mul64(sl, M1), A1)
+  if x[1] % 2 == 0 then x[1] = x[1] + 1 end
   local function next_int()
-    x = x ~ (x >> 12)
-    x = x ~ (x << 25)
-    x = x ~ (x >> 27)
-    return (x * 0x2545F4914F6CDD1D) >> 11
+    x = xor64(x, shr64(x, 12))
+    x = xor64(x, shl64(x, 25))
+    x = xor64(x, shr64(x, 27))
+    local v = shr64(mul64(x, M2), 11) -- 53 bits: exact as a float
+    return ((v[4] * 65536 + v[3]) * 65536 + v[2]) * 65536 + v[1]
   end
   return function(n) return next_int() % n + 1 end
 end
+F.new_rng = new_rng -- (for checking it against the integer version)
 
 -- One sequence's state.
 local function new_ctx(seed)
@@ -320,8 +406,8 @@ local DNS_CALLS = {
   function(ctx) return socket.dns.setservers(ctx.pick({ { "127.0.0.1:9" }, {}, "x", { "bad" }, { 5 } })) end,
   function()
     local co = coroutine.wrap(function() return "done", socket.dns.toip("x.test") end)
-    local v = table.pack(co())
-    while v[1] ~= "done" do v = table.pack(co(coroutine.yield(table.unpack(v, 1, v.n)))) end
+    local v = pack(co())
+    while v[1] ~= "done" do v = pack(co(coroutine.yield(unpack(v, 1, v.n)))) end
   end,
 }
 local function dns_call(ctx)
@@ -367,7 +453,7 @@ local PRED_TIMEOUTS = { false, false, 0, 0.001, 0.004 }
 local PREDICATE_STEPS = {
   function(ctx, me) -- when.wait
     local t = ctx.pick(PRED_TIMEOUTS)
-    local r = table.pack(pcall(when.wait, random_pred(ctx, function() return me.h:is_alive() end), t or nil))
+    local r = pack(pcall(when.wait, random_pred(ctx, function() return me.h:is_alive() end), t or nil))
     if r[1] and r[2] == nil and r[3] ~= "timeout" then ctx.fail("when.wait returned nil without a timeout") end
     if r[1] and r[3] == "timeout" and not t then ctx.fail("when.wait timed out without a timeout") end
   end,
@@ -381,7 +467,7 @@ local PREDICATE_STEPS = {
   function(ctx) -- signal.one / signal.all
     local f = ctx.r(2) == 1 and signal.one or signal.all
     local n = f(ctx.pick(SIGNAL_NAMES), "sig", nil, ctx.r(3))
-    if math.type(n) ~= "integer" or n < 0 or (f == signal.one and n > 1) then
+    if math_type(n) ~= "integer" or n < 0 or (f == signal.one and n > 1) then
       ctx.fail("signal." .. (f == signal.one and "one" or "all") .. " returned " .. tostring(n))
     end
   end,
@@ -461,7 +547,7 @@ local function random_op(ctx, depth)
   if depth < 2 and ctx.r(3) == 1 then
     local ops = {}
     for i = 1, ctx.r(4) do ops[i] = random_op(ctx, depth + 1) end
-    return op.choice(table.unpack(ops))
+    return op.choice(unpack(ops))
   end
   return ctx.pick(OP_MAKERS)(ctx)
 end
@@ -494,8 +580,8 @@ local ACTIONS = {
   function(ctx) pcall(cosock.reset) end,            -- while running: raises
   function(ctx, me)                                 -- a coroutine whose yields the task forwards
     local co = coroutine.wrap(function() hostile_yield(ctx, me) return "done" end)
-    local v = table.pack(co())
-    while v[1] ~= "done" do v = table.pack(co(coroutine.yield(table.unpack(v, 1, v.n)))) end
+    local v = pack(co())
+    while v[1] ~= "done" do v = pack(co(coroutine.yield(unpack(v, 1, v.n)))) end
   end,
   function(ctx)
     local v = ctx.pick({ "task error", { "table error" }, nil, 7 })

@@ -8,6 +8,7 @@ local CHILD = [=[
 package.path, package.cpath = %q, %q
 local cosock = require "cosock"
 local core = require "cosock.core"
+local compat = require "cosock.compat"
 local socket = cosock.socket
 core.set_backend("epoll")                  -- its poller needs an fd of its own
 cosock.reset()
@@ -44,7 +45,7 @@ print("after reset:", state())
 local got
 cosock.spawn(function()
   assert(s:send("hello\n"))
-  got = table.pack(c:receive())
+  got = compat.pack(c:receive())
 end, "receiver")
 cosock.run()
 print("receive:", got[1], got[2])
@@ -58,7 +59,7 @@ describe("reset", function()
     f:close()
     local lua = require "spec.support.interpreter"
     local p = io.popen("ulimit -n 64 && " .. lua .. " " .. script .. " 2>&1")
-    local out = p:read("a")
+    local out = p:read("*a")
     p:close()
     os.remove(script)
     assert.matches("failed reset:\tfalse\t[^\n]*cannot create the poller", out)

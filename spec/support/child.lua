@@ -15,7 +15,7 @@ function M.run(source, shell_prefix)
   f:close()
   local lua = require "spec.support.interpreter"
   local p = io.popen((shell_prefix or "") .. lua .. " " .. script .. " 2>&1")
-  local out = p:read("a")
+  local out = p:read("*a")
   p:close()
   os.remove(script)
   return out

@@ -27,13 +27,49 @@
 -- What it saw: srv.queries (count), srv.log (list of {name=, type=, proto=
 -- "udp"|"tcp"}), srv.answered (answers sent), srv:count(name).
 --
--- The codec (D.parse_query, D.answer) is plain string.pack, usable outside
--- cosock (bench/dns_server.lua runs it in a separate process).
+-- The codec (D.parse_query, D.answer) is plain Lua (its own big-endian
+-- encoders, since string.pack is 5.3+), usable outside cosock
+-- (bench/dns_server.lua runs it in a separate process).
 
 local D = {}
 
 local TYPES = { [1] = "A", [28] = "AAAA", [12] = "PTR" }
 local RCODES = { nxdomain = 3, servfail = 2, refused = 5, formerr = 1 }
+
+-- ---------------------------------------------------------------------------
+-- big-endian integers, on every Lua (string.pack is 5.3+): the formats used
+-- here, I2, I4 and s2 (a string after its I2 length).
+
+local floor, char, byte = math.floor, string.char, string.byte
+
+local function u16(n)
+  assert(n >= 0 and n < 65536 and n == floor(n), "I2 out of range")
+  return char(floor(n / 256), n % 256)
+end
+
+local function u32(n)
+  assert(n >= 0 and n < 4294967296 and n == floor(n), "I4 out of range")
+  return u16(floor(n / 65536)) .. u16(n % 65536)
+end
+
+--- The I2 at pos (default 1) of s, or an error if s is too short there.
+local function get_u16(s, pos)
+  pos = pos or 1
+  local hi, lo = byte(s, pos, pos + 1)
+  assert(lo, "data string too short")
+  return hi * 256 + lo
+end
+
+local function s2(str)
+  return u16(#str) .. str
+end
+
+--- The RD bit (0x0100) of flags, as that bit's value (0 or 0x0100).
+local function rd_bit(flags)
+  return floor(flags / 0x0100) % 2 * 0x0100
+end
+
+D.u16, D.u32, D.get_u16, D.s2 = u16, u32, get_u16, s2
 
 -- ---------------------------------------------------------------------------
 -- the wire format (RFC 1035)
@@ -43,7 +79,7 @@ local RCODES = { nxdomain = 3, servfail = 2, refused = 5, formerr = 1 }
 --- the raw bytes of the question section, for the answer).
 function D.parse_query(msg)
   if #msg < 12 then return nil end
-  local id, flags, qd = string.unpack(">I2I2I2", msg)
+  local id, flags, qd = get_u16(msg, 1), get_u16(msg, 3), get_u16(msg, 5)
   if qd < 1 then return nil end
   local pos, labels = 13, {}
   while true do
@@ -55,9 +91,9 @@ function D.parse_query(msg)
     pos = pos + len
   end
   if #msg < pos + 3 then return nil end
-  local qtype = string.unpack(">I2", msg, pos)
+  local qtype = get_u16(msg, pos)
   return {
-    id = id, rd = flags & 0x0100, name = table.concat(labels, "."):lower(), qtype = qtype,
+    id = id, rd = rd_bit(flags), name = table.concat(labels, "."):lower(), qtype = qtype,
     question = msg:sub(13, pos + 3),
   }
 end
@@ -85,7 +121,9 @@ local function ipv6_bytes(text)
   else
     g = groups(text)
   end
-  return string.pack(">I2I2I2I2I2I2I2I2", table.unpack(g, 1, 8))
+  local out = {}
+  for i = 1, 8 do out[i] = u16(g[i]) end
+  return table.concat(out)
 end
 
 local function ipv4_bytes(text)
@@ -105,7 +143,7 @@ function D.answer(q, rule, proto)
     tc = true
   else
     local function add(rtype, data)
-      records[#records + 1] = string.pack(">I2I2I2I4s2", 0xC00C, rtype, 1, 60, data)
+      records[#records + 1] = u16(0xC00C) .. u16(rtype) .. u16(1) .. u32(60) .. s2(data)
     end
     if q.qtype == 1 then
       for _, ip in ipairs(rule.a or {}) do add(1, ipv4_bytes(ip)) end
@@ -115,8 +153,9 @@ function D.answer(q, rule, proto)
       add(12, encode_name(rule.ptr))
     end
   end
-  local flags = 0x8000 | 0x0400 | q.rd | 0x0080 | rcode | (tc and 0x0200 or 0)
-  return string.pack(">I2I2I2I2I2I2", q.id, flags, 1, #records, 0, 0) .. q.question ..
+  -- distinct bits (q.rd is 0 or 0x0100, rcode < 16): their sum is their OR
+  local flags = 0x8000 + 0x0400 + q.rd + 0x0080 + rcode + (tc and 0x0200 or 0)
+  return u16(q.id) .. u16(flags) .. u16(1) .. u16(#records) .. u16(0) .. u16(0) .. q.question ..
     table.concat(records)
 end
 
@@ -124,9 +163,9 @@ end
 function D.junk(q, kind)
   if kind == "id" then
     local a = D.answer(q, { a = { "127.0.0.1" } }, "udp")
-    return string.pack(">I2", (q.id + 1) & 0xFFFF) .. a:sub(3)
+    return u16((q.id + 1) % 65536) .. a:sub(3)
   elseif kind == "body" then
-    return string.pack(">I2I2I2I2I2I2", q.id, 0x8580, 1, 1, 0, 0) .. q.question .. "\192\12\0"
+    return u16(q.id) .. u16(0x8580) .. u16(1) .. u16(1) .. u16(0) .. u16(0) .. q.question .. "\192\12\0"
   end
   return "\1\2\3\4\5"
 end
@@ -232,9 +271,9 @@ function D.start(zone, opts)
         while true do
           local len = c:receive(2)
           if not len then break end
-          local msg = c:receive((string.unpack(">I2", len)))
+          local msg = c:receive(get_u16(len))
           if not msg then break end
-          self:handle(msg, "tcp", function(reply) c:send(string.pack(">s2", reply)) end)
+          self:handle(msg, "tcp", function(reply) c:send(s2(reply)) end)
         end
         self.conns[c] = nil
         c:close()

@@ -4,6 +4,7 @@
 local cosock = require "cosock"
 local core = require "cosock.core"
 local luassert = require "luassert"
+local compat = require "cosock.compat"
 
 local M = {}
 
@@ -92,7 +93,7 @@ function M.pattern(n)
   return table.concat(parts):sub(1, n)
 end
 
-function M.pack(...) return table.pack(...) end
+function M.pack(...) return compat.pack(...) end
 
 --- Counts the calls of LuaSocket's own tcp{client} method `name` (as called
 --- through its class table) until `finally` restores it; returns a function
@@ -124,12 +125,12 @@ function M.forwarding_logged(log, fn, ...)
   local co = coroutine.create(fn)
   local res = M.pack(coroutine.resume(co, ...))
   while coroutine.status(co) ~= "dead" do
-    if log then log[#log + 1] = M.pack(table.unpack(res, 2, res.n)) end
-    local answer = M.pack(coroutine.yield(table.unpack(res, 2, res.n)))
-    res = M.pack(coroutine.resume(co, table.unpack(answer, 1, answer.n)))
+    if log then log[#log + 1] = M.pack(compat.unpack(res, 2, res.n)) end
+    local answer = M.pack(coroutine.yield(compat.unpack(res, 2, res.n)))
+    res = M.pack(coroutine.resume(co, compat.unpack(answer, 1, answer.n)))
   end
   assert(res[1], res[2])
-  return table.unpack(res, 2, res.n)
+  return compat.unpack(res, 2, res.n)
 end
 
 return M
