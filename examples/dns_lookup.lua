@@ -29,6 +29,10 @@ print("resolver: " .. dns.resolver .. (dns.resolver == "c-ares" and "" or " (loo
 ---------------------------------------------------------------------------
 -- A tiny DNS server: A records (127.0.0.1) for the names in `zone`, NXDOMAIN
 -- for the others. The answers to a name marked "held" wait until release(name).
+-- Big-endian 16-bit fields, in plain arithmetic (every Lua version).
+local function u16(s, i) local hi, lo = s:byte(i, i + 1) return hi * 256 + lo end
+local function be16(n) return string.char(math.floor(n / 256) % 256, n % 256) end
+
 local function dns_server(zone)
   local udp = assert(socket.udp())
   assert(udp:setsockname("127.0.0.1", 0))
@@ -37,17 +41,19 @@ local function dns_server(zone)
     while true do
       local q, ip, port = udp:receivefrom()
       if not q then break end
-      local id, flags = string.unpack(">I2I2", q)
       local pos, labels = 13, {}
       while q:byte(pos) > 0 do
         labels[#labels + 1] = q:sub(pos + 1, pos + q:byte(pos))
         pos = pos + q:byte(pos) + 1
       end
-      local name, qtype = table.concat(labels, "."):lower(), string.unpack(">I2", q, pos + 1)
+      local name, qtype = table.concat(labels, "."):lower(), u16(q, pos + 1)
       local rule = zone[name]
-      local answer = (rule and qtype == 1) and string.pack(">I2I2I2I4s2", 0xC00C, 1, 1, 60, "\127\0\0\1") or ""
-      local reply = string.pack(">I2I2I2I2I2I2", id, 0x8580 | (flags & 0x0100) | (rule and 0 or 3), 1,
-        #answer > 0 and 1 or 0, 0, 0) .. q:sub(13, pos + 4) .. answer
+      -- one A record 127.0.0.1 (TTL 60) for a name of the zone
+      local answer = (rule and qtype == 1)
+        and (be16(0xC00C) .. be16(1) .. be16(1) .. "\0\0\0\60" .. be16(4) .. "\127\0\0\1") or ""
+      -- a response with recursion desired and available; rcode 3 (NXDOMAIN) outside the zone
+      local reply = be16(u16(q, 1)) .. be16(0x8580 + (rule and 0 or 3)) .. be16(1)
+        .. be16(#answer > 0 and 1 or 0) .. be16(0) .. be16(0) .. q:sub(13, pos + 4) .. answer
       if rule == "held" then
         held[name] = held[name] or {}
         table.insert(held[name], function() udp:sendto(reply, ip, port) end)

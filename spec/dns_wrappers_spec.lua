@@ -7,8 +7,6 @@ local cosock = require "cosock"
 local core = require "cosock.core"
 local net = require "spec.support.net"
 local dns_server = require "spec.support.dns_server"
-local L = require "spec.support.loop"
-local V = require "spec.support.version"
 
 local socket = cosock.socket
 local pack = net.pack
@@ -238,7 +236,7 @@ describe("wrapper calls with a host name", function()
 
   it("the http client (asyncify) connects to a name through the resolver", function()
     local r = {}
-    local function client(srv)
+    session(ZONE, function(srv)
       local l, port = net.listen()
       cosock.spawn(function()
         local s = l:accept()
@@ -250,22 +248,7 @@ describe("wrapper calls with a host name", function()
       end, "http server")
       r.res = pack(socket.http.request("http://v4.test:" .. port .. "/"))
       r.asked = srv:count("v4.test")
-    end
-    if V.puc51 then
-      -- PUC 5.1 cannot yield across a pcall, and LuaSocket's request is a
-      -- socket.protect function (a pcall): its first wait, the lookup,
-      -- raises Lua's error, which comes out of run. Afterwards the loop and
-      -- the resolver are left clean and work.
-      local ok, err = pcall(session, ZONE, client)
-      assert.is_false(ok)
-      assert.matches(V.YIELD_ACROSS, tostring(err), 1, true)
-      cosock.reset()
-      L.assert_clean()
-      assert.equal(0, core.dns_stats().lookups, "lookups in flight after reset")
-      L.assert_loop_works()
-      return
-    end
-    session(ZONE, client)
+    end)
     assert.equal("ok", r.res[1])
     assert.equal(200, r.res[2])
     assert.is_true(r.asked >= 1)

@@ -6,8 +6,6 @@ local cosock = require "cosock"
 local ltn12 = require "ltn12"
 local net = require "spec.support.net"
 local certs_mod = require "spec.support.certs"
-local L = require "spec.support.loop"
-local V = require "spec.support.version"
 
 local socket = cosock.socket
 
@@ -49,27 +47,6 @@ local function serve(srv, n, respond, wrap)
   end, "http server")
 end
 
--- Runs the loop for a test whose client task calls http.request /
--- https.request. Returns true when the requests ran, for the test's own
--- checks. On PUC Lua 5.1 they cannot: LuaSocket's request is a
--- socket.protect function, a pcall, and 5.1 cannot yield across a pcall, so
--- the first wait of the request raises Lua's error, which comes out of run
--- (as with cosock 0.2.0 there); the loop must still work afterwards. Returns
--- false then, after checking that.
-local function run_requests()
-  if not V.puc51 then
-    net.run()
-    return true
-  end
-  local ok, err = pcall(net.run)
-  assert.is_false(ok)
-  assert.matches(V.YIELD_ACROSS, tostring(err), 1, true)
-  cosock.reset()
-  L.assert_clean()
-  L.assert_loop_works()
-  return false
-end
-
 describe("cosock.socket.http", function()
   local http
 
@@ -90,7 +67,7 @@ describe("cosock.socket.http", function()
       end)
       r.body, r.code, r.headers, r.status = http.request("http://127.0.0.1:" .. port .. "/path?q=1")
     end, "client")
-    if not run_requests() then return end -- (PUC 5.1: checked there)
+    net.run()
     assert.equal("GET /path?q=1 HTTP/1.1", seen.line)
     assert.equal("hello world", r.body)
     assert.equal(200, r.code)
@@ -117,7 +94,7 @@ describe("cosock.socket.http", function()
       }
       r.body = table.concat(out)
     end, "client")
-    if not run_requests() then return end -- (PUC 5.1: checked there)
+    net.run()
     assert.equal("POST /submit HTTP/1.1", seen.line)
     assert.equal("payload=1", seen.body)
     assert.equal(1, r.ok)
@@ -140,7 +117,7 @@ describe("cosock.socket.http", function()
       r.body = http.request("http://127.0.0.1:" .. port .. "/big")
       r.nf_body, r.nf_code = http.request("http://127.0.0.1:" .. port .. "/missing")
     end, "client")
-    if not run_requests() then return end -- (PUC 5.1: checked there)
+    net.run()
     assert.is_true(r.body == r.big)
     assert.equal("nope", r.nf_body)
     assert.equal(404, r.nf_code)
@@ -151,7 +128,7 @@ describe("cosock.socket.http", function()
     cosock.spawn(function()
       r = net.pack(http.request("http://127.0.0.1:" .. net.dead_port() .. "/"))
     end, "client")
-    if not run_requests() then return end -- (PUC 5.1: checked there)
+    net.run()
     assert.same({ n = 1 }, r)
   end)
 
@@ -169,7 +146,7 @@ describe("cosock.socket.http", function()
         end, "client " .. i)
       end
     end, "clients")
-    if not run_requests() then return end -- (PUC 5.1: checked there)
+    net.run()
     for i = 1, N do assert.equal(tostring(i), got[i]) end
   end)
 end)
@@ -208,7 +185,7 @@ describe("cosock.ssl.https #luasec", function()
       }
       r.body = table.concat(out)
     end, "client")
-    if not run_requests() then return end -- (PUC 5.1: checked there)
+    net.run()
     assert.equal("GET /tls HTTP/1.1", seen.line)
     assert.equal(1, r.ok)
     assert.equal(200, r.code)

@@ -7,8 +7,6 @@
 local cosock = require "cosock"
 local net = require "spec.support.net"
 local compat = require "cosock.compat"
-local V = require "spec.support.version"
-local L = require "spec.support.loop"
 
 local socket = cosock.socket
 local pack = net.pack
@@ -71,12 +69,6 @@ describe("cosock.socket try / newtry / protect", function()
         caller()
       end
       local e = raised(top)
-      if V.puc51 then
-        -- PUC 5.1 does not count the frame that tail-called into error(e, 3)
-        -- (nor does it for cosock 0.2.0's protect): the position is that of
-        -- f's caller, the one-line function caller
-        line = debug.getinfo(caller, "S").linedefined
-      end
       assert.equal(debug.getinfo(1, "S").short_src .. ":" .. line .. ": flat", e)
     end)
 
@@ -89,7 +81,6 @@ describe("cosock.socket try / newtry / protect", function()
         caller()
       end
       local e = raised(top)
-      if V.puc51 then line = debug.getinfo(caller, "S").linedefined end -- (as above)
       local src = debug.getinfo(1, "S").short_src:gsub("%p", "%%%0")
       assert.matches("^" .. src .. ":" .. line .. ": " .. src .. ":%d+: boom$", e)
     end)
@@ -106,19 +97,9 @@ describe("cosock.socket try / newtry / protect", function()
       local tbl = {}
       assert.is_true(rawequal(tbl, raised(socket.protect(function() error(tbl) end))))
       assert.is_nil(raised(socket.protect(function() error() end)))
-      local n = raised(socket.protect(function() error(42, 0) end))
-      if V.integers then
-        assert.equal(42, n)
-      elseif V.puc51 then
-        -- before 5.3 error(e, 3) prefixes a position to a number as to a
-        -- string (Lua's rule there, as cosock 0.2.0's protect gets it too);
-        -- on PUC 5.1 that level is f's caller (see above), pcall here, a C
-        -- function: an empty position, the number made a string
-        assert.equal("42", n)
-      else
-        -- (5.2, LuaJIT: the position of the caller's caller, as a string)
-        assert.matches("^[^\n]*:%d+: 42$", n)
-      end
+      -- (a number stays a number on every Lua: before 5.3 error() would put
+      -- a position in front of it as of a string; protect does not ask it to)
+      assert.equal(42, raised(socket.protect(function() error(42, 0) end)))
     end)
 
     it("raises 'attempt to call' for a non-function, when called", function()
@@ -166,10 +147,9 @@ describe("cosock.socket try / newtry / protect", function()
         end)
         r.result = pack(f("arg"))
         r.ok = pack(socket.protect(function() socket.sleep(0) return "after", 2 end)())
-        r.err = compat.pack(pcall(socket.protect(function() socket.sleep(0) error({ "late" }) end)))
+        -- (compat.pcall: PUC 5.1's own pcall cannot be waited in; protect's can)
+        r.err = compat.pack(compat.pcall(socket.protect(function() socket.sleep(0) error({ "late" }) end)))
       end, "yielder")
-      -- (PUC 5.1: protect is a pcall, which no task can wait inside there)
-      if V.puc51 then return L.assert_run_fails_yield_across() end
       net.run()
       assert.equal("arg", r.before)
       assert.is_true(r.finalized)
@@ -187,7 +167,6 @@ describe("cosock.socket try / newtry / protect", function()
         rx:settimeout(0.001)
         r = pack(socket.protect(function() return socket.try(rx:receive()) end)())
       end, "receiver")
-      if V.puc51 then return L.assert_run_fails_yield_across() end -- (as above)
       net.run()
       assert.same({ n = 1 }, r)
     end)

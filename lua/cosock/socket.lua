@@ -131,7 +131,8 @@ local function protected(ok, ...)
   if ok then return ... end
   local e = ...
   if getmetatable(e) == TRY_ERROR then return nil end
-  error(e, CALLERS_CALLER)
+  -- (only a string gets a position: 5.1 and 5.2 would give one to a number)
+  error(e, type(e) == "string" and CALLERS_CALLER or 0)
 end
 
 --- protect(fn): a function that calls fn and returns its values; a failed try

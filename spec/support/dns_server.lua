@@ -257,7 +257,9 @@ function D.start(zone, opts)
   self.spawn(function()
     while true do
       local msg, ip, peer = self.udp:receivefrom()
-      if not msg then break end
+      -- (LuaSocket's receivefrom on a UDP socket closed already gives "":
+      -- the server's own mark ends the loop then)
+      if not msg or self.stopped then break end
       self:handle(msg, "udp", function(reply) self.udp:sendto(reply, ip, peer) end)
     end
   end, "dns server: udp")

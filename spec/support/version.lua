@@ -32,6 +32,15 @@ else
   V.YIELD_OUTSIDE = "attempt to yield from outside a coroutine"
 end
 
+--- The argument number an argument error of a method that waits gives for
+--- argument n of a method call (self not counted). On 5.1, 5.2 and LuaJIT
+--- those methods are Lua functions that call the C function as a plain
+--- function (doc/lua-versions.md), so the count includes self there.
+function V.method_arg(n)
+  if V.integers then return n end
+  return n + 1
+end
+
 --- The largest and smallest integers: math.maxinteger / math.mininteger
 --- where they exist; before 5.3, where numbers are doubles, +-2^53 (the end
 --- of the exact integers).
