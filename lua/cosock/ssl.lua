@@ -13,11 +13,10 @@
 local modname = ... -- (the name require loads this module as)
 local found, luasec = pcall(require, "ssl")
 if not found then
-  -- Lua 5.1's require leaves its "loading" mark in package.loaded when a
-  -- module raises; the next require would then say "loop or previous error".
-  if type(modname) == "string" and type(package.loaded[modname]) == "userdata" then
-    package.loaded[modname] = nil
-  end
+  -- Lua 5.1's and LuaJIT's require leave their "loading" mark in
+  -- package.loaded when a module raises (anything there now is that mark);
+  -- the next require would then say "loop or previous error".
+  if type(modname) == "string" then package.loaded[modname] = nil end
   error("cosock.ssl needs LuaSec (the Lua module 'ssl'; Debian package lua-sec, rock luasec): "
         .. tostring(luasec), 0)
 end
