@@ -86,6 +86,7 @@ typedef struct cn_loop {
     unsigned pass;            /* passes so far (wraps; only compared for equality) */
     int r_hook;               /* registry: the stall hook */
     int r_errh;               /* registry: the error handler, or nil */
+    int r_recover;            /* registry: recover_protected, made once (see cn_run) */
   } run;
 
   /* accounting.c: the loop's totals, and whom the time and the bytes since
@@ -130,6 +131,7 @@ typedef struct cn_loop {
     const void *natmt[CN_MAX_NATIVE]; /* registered wrapper metatables */
     int nnatmt;
     int r_natives;            /* registry: those metatables, kept alive */
+    int r_unset;              /* registry: unset_call, made once (see pcall_unset) */
   } park;
 
   /* waiters.c: which task or object waits on which fd, and the poller. */

@@ -77,9 +77,11 @@ static int unset_call(lua_State *L) {
 
 /* Calls setwaker(kind, nil) on the object on top (which it pops) under
  * lua_pcall, pushing nothing that allocates before the call: a memory error
- * is caught like any other. Returns the status; an error stays on top. */
-static int pcall_unset(lua_State *L, int kind) {
-  lua_pushcfunction(L, unset_call);
+ * is caught like any other. Returns the status; an error stays on top.
+ * (unset_call comes from the registry: on 5.1 and LuaJIT pushing a C
+ * function makes an object.) */
+static int pcall_unset(lua_State *L, cn_loop *lp, int kind) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->park.r_unset);
   lua_insert(L, -2);
   lua_pushinteger(L, kind);
   return lua_pcall(L, 2, 0, 0);
@@ -484,7 +486,7 @@ int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int re
     if (!protected_calls) {
       prepare_unset(L, kind);
       lua_call(L, 3, 0);
-    } else if (pcall_unset(L, kind) != LUA_OK) {
+    } else if (pcall_unset(L, lp, kind) != LUA_OK) {
       if (!failed) failed = lua_gettop(L); /* keep the first error */
       else lua_pop(L, 1);
     }
@@ -515,7 +517,7 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
     if (t->waits[i].fd >= 0)
       cn_fd_unregister(L, lp, t->slot, t->waits[i].fd, kind, -1, t->waits[i].native);
     if (i < lp->park.nset && !t->waits[i].native && !lua_isnil(L, -1)) {
-      if (pcall_unset(L, kind) != LUA_OK) lua_pop(L, 1);
+      if (pcall_unset(L, lp, kind) != LUA_OK) lua_pop(L, 1);
     } else {
       lua_pop(L, 1);
     }
@@ -550,6 +552,8 @@ void cn_park_open(lua_State *L, cn_loop *lp) {
   cn_park_clear(lp);
   lua_newtable(L);                             /* metatable -> true, kept across resets */
   lp->park.r_natives = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushcfunction(L, unset_call);
+  lp->park.r_unset = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   lua_pushcclosure(L, l_register_native, 1);
   lua_setfield(L, -2, "register_native");
@@ -557,4 +561,5 @@ void cn_park_open(lua_State *L, cn_loop *lp) {
 
 void cn_park_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->park.r_natives);
+  cn_unref(L, &lp->park.r_unset);
 }

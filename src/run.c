@@ -236,7 +236,7 @@ static int run_passes(lua_State *L) {
 /* Puts the tasks a failed pass did not get to back at the front of the ready
  * list, drops a task whose wait could not be made, and keeps the loop usable. */
 /* finish_removed(loop, handle, err): cn_handle_finish for a task recover
- * dropped. A light C function (pushing it allocates nothing). */
+ * dropped. (Pushed under recover's own pcall: may allocate on 5.1.) */
 static int finish_removed(lua_State *L) {
   cn_handle_finish(L, (cn_loop *)lua_touserdata(L, 1), 2, CN_ENDED_RAISED, 3, 1);
   return 0;
@@ -275,8 +275,9 @@ static void recover(lua_State *L, cn_loop *lp) {
   lua_settop(L, err);
 }
 
-/* recover(loop, err) under lua_pcall: a light C function and a light
- * userdata, so calling it allocates nothing. */
+/* recover(loop, err) under lua_pcall: made once (lp->run.r_recover; on 5.1
+ * and LuaJIT pushing a C function makes an object) and a light userdata, so
+ * calling it allocates nothing. */
 static int recover_protected(lua_State *L) {
   recover(L, (cn_loop *)lua_touserdata(L, 1));
   return 0;
@@ -288,6 +289,7 @@ int cn_run(lua_State *L) {
   if (lp->run.running)
     return luaL_error(L, "cosock.run: the loop is already running (run was called from inside a task)");
   lua_settop(L, 0);
+  luaL_checkstack(L, 6, NULL);                 /* (for recovery too) */
   lua_pushvalue(L, LOOP_UPVALUE);
   lua_pushcclosure(L, run_passes, 1);          /* may raise: nothing is marked yet */
   lp->run.running = 1;
@@ -300,7 +302,7 @@ int cn_run(lua_State *L) {
   if (status != LUA_OK) {                      /* still running: its Lua calls cannot run() */
     /* Protected too: whatever recovery raises, running is cleared below and
      * the pass's error is the one raised. */
-    lua_pushcfunction(L, recover_protected);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lp->run.r_recover);
     lua_pushlightuserdata(L, lp);
     lua_pushvalue(L, 1);
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
@@ -350,6 +352,8 @@ void cn_run_open(lua_State *L, cn_loop *lp) {
   lp->run.r_hook = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);
   lp->run.r_errh = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushcfunction(L, recover_protected);
+  lp->run.r_recover = luaL_ref(L, LUA_REGISTRYINDEX);
   cn_run_reset(L, lp);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
@@ -357,5 +361,6 @@ void cn_run_open(lua_State *L, cn_loop *lp) {
 
 void cn_run_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->run.r_hook);
+  cn_unref(L, &lp->run.r_recover);
   cn_unref(L, &lp->run.r_errh);
 }

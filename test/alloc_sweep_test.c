@@ -182,8 +182,14 @@ static void must_run(lua_State *L, const char *code, const char *what) {
     fail_msg("%s at N=%ld: %s failed: %s", current_sweep, current_n, what, lua_tostring(L, -1));
 }
 
-/* After a failed try, allocation on again: the loop must be usable. */
+/* After a failed try, allocation on again: the loop must be usable. (Lua
+ * 5.1 and LuaJIT leave require's loading mark in package.loaded when a
+ * module's loading failed; a program clears it to require the module again,
+ * and so does this check.) */
 static const char CHECK_USABLE[] =
+  "for k, v in pairs(package.loaded) do\n"
+  "  if (k:find('^cosock') or k == 'alloc_workload') and type(v) ~= 'table' then package.loaded[k] = nil end\n"
+  "end\n"
   "local cosock = require 'cosock'\n"
   "local core = require 'cosock.core'\n"
   "if W then W.cancel_all() end\n"
