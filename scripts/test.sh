@@ -48,6 +48,7 @@ if [ "$mode" = --valgrind ]; then
 	make -s check-valgrind > test-valgrind.log 2>&1 || status=$?
 	logs=test-valgrind.log
 else
+	rm -f test/*.log test/*.trs                # (a test configure left out keeps no old log)
 	make -s check -j"$(nproc 2>/dev/null || echo 2)" || status=$?
 	logs="test/*.log"
 fi
