@@ -127,9 +127,9 @@ int luaopen_cosock_core(lua_State *L) {
     {NULL, NULL}
   };
   const char *env = getenv("COSOCK_POLLER");
-  cn_note_main_thread(L);                      /* (5.1, LuaJIT: see compat.h) */
   const cn_backend *b = env && *env ? cn_backend_named(env) : cn_backend_default();
   cn_loop *lp;
+  cn_note_main_thread(L);                      /* (5.1, LuaJIT: see compat.h) */
   if (b == NULL) return luaL_error(L, "cosock: COSOCK_POLLER names an unknown poller '%s'", env);
   lp = lua_newuserdata(L, sizeof *lp);         /* loop */
   memset(lp, 0, sizeof *lp);
