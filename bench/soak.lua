@@ -38,14 +38,14 @@ setmetatable(cancellable, { __mode = "k" })
 local function rss_kb()
   local f = io.open("/proc/self/status", "r")
   if not f then return -1 end
-  local text = f:read("a")
+  local text = f:read("*a")
   f:close()
   return tonumber(text:match("VmRSS:%s*(%d+)")) or -1
 end
 
 local PID = (function()
   local f = assert(io.open("/proc/self/stat"))
-  local pid = f:read("n")
+  local pid = f:read("*n")
   f:close()
   return pid
 end)()
@@ -53,7 +53,7 @@ end)()
 -- Open fds of this process (the pipe of the popen below counts as one).
 local function open_fds()
   local p = io.popen("ls /proc/" .. PID .. "/fd 2>/dev/null | wc -l")
-  local n = p:read("n")
+  local n = p:read("*n")
   p:close()
   return n or -1
 end

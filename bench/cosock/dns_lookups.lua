@@ -48,7 +48,7 @@ B.guard(W, IMPL, function()
   if core.dns ~= "c-ares" then B.fail(W, IMPL, "built without c-ares") end
   local dir = arg[0]:match("^(.*/)") or "./"
   local srv = assert(io.popen(B.interpreter() .. " " .. string.format("%q", dir .. "../lib/dns_server.lua") .. " 0.2", "r"))
-  local port = tonumber((srv:read("l") or ""):match("^PORT (%d+)"))
+  local port = tonumber((srv:read("*l") or ""):match("^PORT (%d+)"))
   if not port then B.fail(W, IMPL, "the DNS server did not start") end
   assert(socket.dns.configure { servers = { "127.0.0.1:" .. port }, timeout = 2, tries = 2 })
 

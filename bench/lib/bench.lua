@@ -11,7 +11,7 @@ M.cpu = os.clock         -- CPU time of this process, user+sys, seconds
 function M.rss_kb()
   local f = io.open("/proc/self/status", "r")
   if not f then return -1 end
-  local text = f:read("a")
+  local text = f:read("*a")
   f:close()
   return tonumber(text:match("VmHWM:%s*(%d+)")) or -1
 end
@@ -20,7 +20,7 @@ end
 function M.rss_now()
   local f = io.open("/proc/self/status", "r")
   if not f then return -1 end
-  local text = f:read("a")
+  local text = f:read("*a")
   f:close()
   return (tonumber(text:match("VmRSS:%s*(%d+)")) or -1) * 1024
 end
@@ -104,7 +104,7 @@ end
 -- Read what a child started by start_self printed; returns the key=value
 -- fields of its "CHILD" line, or nil and everything it printed.
 function M.finish_child(f)
-  local out = f:read("a") or ""
+  local out = f:read("*a") or ""
   f:close()
   local line = out:match("CHILD[^\n]*")
   if not line then return nil, (out:gsub("\n", " | ")) end
