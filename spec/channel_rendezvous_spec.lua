@@ -4,7 +4,7 @@
 local cosock = require "cosock"
 local core = require "cosock.core"
 local net = require "spec.support.net"
-local V = require "spec.support.version"
+local L = require "spec.support.loop"
 
 local channel = cosock.channel
 local socket = cosock.socket
@@ -12,20 +12,6 @@ local pack = net.pack
 
 local function add(t, v) t[#t + 1] = v end -- (see channel_bounded_spec.lua)
 
-
--- Calls fn(m) for each message rx receives, until a receive gives nil: a
--- generic for over rx:receive where Lua can yield inside a for's iterator;
--- PUC 5.1 cannot (a C-call boundary there), so a plain loop on 5.1.
-local function each_message(rx, fn)
-  if V.puc51 then
-    while true do
-      local m = rx:receive()
-      if m == nil then return end
-      fn(m)
-    end
-  end
-  for m in function() return (rx:receive()) end do fn(m) end
-end
 
 describe("rendezvous channel", function()
   before_each(function() cosock.reset() end)
@@ -75,7 +61,7 @@ describe("rendezvous channel", function()
         end
         tx:close()
       end, "producer")
-      each_message(rx, function(m) add(got, m) end)
+      L.each_message(rx, function(m) add(got, m) end)
     end, "consumer")
     net.run()
     assert.equal(0, max)

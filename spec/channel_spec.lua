@@ -2,26 +2,12 @@
 
 local cosock = require "cosock"
 local net = require "spec.support.net"
-local V = require "spec.support.version"
+local L = require "spec.support.loop"
 
 local channel = cosock.channel
 local socket = cosock.socket
 local pack = net.pack
 
-
--- Calls fn(m) for each message rx receives, until a receive gives nil: a
--- generic for over rx:receive where Lua can yield inside a for's iterator;
--- PUC 5.1 cannot (a C-call boundary there), so a plain loop on 5.1.
-local function each_message(rx, fn)
-  if V.puc51 then
-    while true do
-      local m = rx:receive()
-      if m == nil then return end
-      fn(m)
-    end
-  end
-  for m in function() return (rx:receive()) end do fn(m) end
-end
 
 describe("cosock.channel", function()
   before_each(function() cosock.reset() end)
@@ -317,10 +303,10 @@ describe("cosock.channel", function()
         tx1:close()
       end, "source")
       cosock.spawn(function()
-        each_message(rx1, function(m) tx2:send(m * 2) end)
+        L.each_message(rx1, function(m) tx2:send(m * 2) end)
         tx2:close()
       end, "double")
-      each_message(rx2, function(m) out[#out + 1] = m end)
+      L.each_message(rx2, function(m) out[#out + 1] = m end)
     end, "sink")
     net.run()
     assert.equal(100, #out)

@@ -11,10 +11,11 @@ V.jit = rawget(_G, "jit") ~= nil
 V.puc51 = _VERSION == "Lua 5.1" and not V.jit
 --- Lua 5.3 and 5.4: numbers have an integer subtype.
 V.integers = math.type ~= nil
-V.lua54 = _VERSION == "Lua 5.4"
 
---- Lua's own message for a yield across a C call (where nothing can yield:
---- a callback from C without a continuation; on PUC 5.1 also inside pcall).
+--- Lua's own messages for a yield across a C call (where nothing can yield:
+--- a callback from C without a continuation; on PUC 5.1 also inside pcall)
+--- and for a yield outside any coroutine. 5.1 and LuaJIT give the first for
+--- both.
 if V.puc51 then
   V.YIELD_ACROSS = "attempt to yield across metamethod/C-call boundary"
 elseif V.jit then
@@ -22,15 +23,7 @@ elseif V.jit then
 else
   V.YIELD_ACROSS = "attempt to yield across a C-call boundary"
 end
-
---- The message of Lua's own for a yield outside any coroutine.
-if V.puc51 then
-  V.YIELD_OUTSIDE = "attempt to yield across metamethod/C-call boundary"
-elseif V.jit then
-  V.YIELD_OUTSIDE = "attempt to yield across C-call boundary"
-else
-  V.YIELD_OUTSIDE = "attempt to yield from outside a coroutine"
-end
+V.YIELD_OUTSIDE = (V.puc51 or V.jit) and V.YIELD_ACROSS or "attempt to yield from outside a coroutine"
 
 --- The argument number an argument error of a method that waits gives for
 --- argument n of a method call (self not counted). On 5.1, 5.2 and LuaJIT
