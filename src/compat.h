@@ -174,7 +174,7 @@ static inline int cn_getuservalue(lua_State *L, int idx) {
 /* Pushes the main thread of L's state. 5.1 and LuaJIT keep no reference to
  * it: the module notes the thread it was opened from when that is the main
  * one (cn_note_main_thread), or L when it is; else nil is pushed. */
-#if LUA_VERSION_NUM >= 502 && !defined(LUAJIT_VERSION_NUM)
+#if LUA_VERSION_NUM >= 502
 static inline void cn_push_main_thread(lua_State *L) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
 }
