@@ -5,6 +5,10 @@ local select, type, floor = select, type, math.floor
 
 local M = {}
 
+--- PUC Lua 5.1 (not LuaJIT, which says 5.1 too): no yield across pcall, and
+--- a tail call counts as a stack level.
+M.puc51 = _VERSION == "Lua 5.1" and not rawget(_G, "jit")
+
 M.unpack = table.unpack or unpack
 
 M.pack = table.pack or function(...)
@@ -39,7 +43,7 @@ end
 --- coroutine of its own whose yields are passed on to the caller's resumer
 --- and its answers back (the coxpcall way). Elsewhere it is pcall. Outside
 --- any coroutine, and for a value that is not a function, it is pcall too.
-if _VERSION == "Lua 5.1" and not rawget(_G, "jit") then
+if M.puc51 then
   local create, resume, yield, status, running =
     coroutine.create, coroutine.resume, coroutine.yield, coroutine.status, coroutine.running
   local function step(co, ok, ...)

@@ -13,7 +13,8 @@ local wrap = require "cosock.socket.wrap"
 local yield = coroutine.yield
 local type, error, pcall, setmetatable, getmetatable, select, rawset, tostring =
   type, error, pcall, setmetatable, getmetatable, select, rawset, tostring
-local ypcall = require("cosock.compat").pcall -- (5.1: a pcall a task may wait in)
+local compat = require "cosock.compat"
+local ypcall = compat.pcall -- (5.1: a pcall a task may wait in)
 
 local m = {}
 
@@ -126,7 +127,7 @@ m.try = m.newtry()
 -- made, so level 3 below is the caller of that function's caller: a string
 -- error raised again gets that position in front, as cosock 0.2.0's does.
 -- (PUC 5.1 counts the tail call as a level of its own: 4 there.)
-local CALLERS_CALLER = (_VERSION == "Lua 5.1" and not rawget(_G, "jit")) and 4 or 3
+local CALLERS_CALLER = compat.puc51 and 4 or 3
 local function protected(ok, ...)
   if ok then return ... end
   local e = ...
