@@ -44,41 +44,18 @@ limit=${RC_TIME_LIMIT:-10}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 
-# Output that legitimately differs: the library's own file names and line
-# numbers, library and C frames of tracebacks (collapsed to one line), the
-# checkouts' locations, addresses and ports. Everything else is compared.
-normalise() {
-	sed -e "s#$ref/#<lib>/#g" -e "s#$top/lua/#<lib>/#g" \
-		-e 's#<lib>/[A-Za-z0-9_/.]*\.lua:[0-9]*:#<lib>:#g' \
-		-e 's#<lib>/[A-Za-z0-9_/.]*\.lua#<lib>#g' \
-		-e "s#${RC_EDGE:-/nonexistent}/#<edge-drivers>/#g" -e "s#${RC_LUXURE:-/nonexistent}/#<luxure>/#g" \
+# Beyond what compare.sh masks: the checkouts' locations and ports.
+normalise_more() {
+	sed -e "s#${RC_EDGE:-/nonexistent}/#<edge-drivers>/#g" -e "s#${RC_LUXURE:-/nonexistent}/#<luxure>/#g" \
 		-e "s#${RC_LUNCHEON:-/nonexistent}/#<luncheon>/#g" -e "s#${RC_NETURL:-/nonexistent}/#<neturl>/#g" \
 		-e "s#${RC_ST_EDGE:-/nonexistent}/#<st-edge>/#g" -e "s#$cases/#<cases>/#g" \
-		-e 's/0x[0-9a-fA-F]\{4,\}/0x?/g' \
-		-e 's/\(127\.0\.0\.1\|0\.0\.0\.0\):[0-9]\{1,5\}/\1:<port>/g' |
-	awk '/^\t(\[C\]|<lib>|\(\.\.\.tail calls\.\.\.\))/ { if (!lib) print "\t<library frames>"; lib = 1; next }
-		{ lib = 0; print }'
+		-e 's/\(127\.0\.0\.1\|0\.0\.0\.0\):[0-9]\{1,5\}/\1:<port>/g'
 }
+# Each case runs in the empty work directory, so that ./?.lua finds nothing.
+rundir=$work
+. "$top/scripts/lib/compare.sh"
 
-# Each run in the work directory, so that ./?.lua finds nothing by chance.
-run_ref() {
-	(cd "$work" && LUA_PATH="$ref/?.lua;$ref/?/init.lua;;" timeout "$limit" lua5.3 "$1" 2>&1) ||
-		echo "[exit status $?]"
-}
-run_native() {
-	(cd "$work" && LUA_PATH="$top/lua/?.lua;$top/lua/?/init.lua;;" LUA_CPATH="$top/build/src/cpath/?.so;;" \
-		timeout "$limit" lua5.3 "$1" 2>&1) || echo "[exit status $?]"
-}
-
-if [ $# -gt 0 ]; then
-	list=""
-	for n in "$@"; do
-		[ -f "$cases/${n%.lua}.lua" ] || { echo "real-clients.sh: no case $cases/${n%.lua}.lua" >&2; exit 2; }
-		list="$list $cases/${n%.lua}.lua"
-	done
-else
-	list=$(ls "$cases"/*.lua)
-fi
+pick_programs "$cases" "$@"
 
 same=0 differ=0 unstable=0 skipped=0
 for p in $list; do
@@ -98,25 +75,7 @@ for p in $list; do
 		skipped=$((skipped + 1))
 		continue
 	fi
-	run_ref "$p" | normalise > "$work/$name.cosock"
-	run_ref "$p" | normalise > "$work/$name.cosock2"
-	run_native "$p" | normalise > "$work/$name.native"
-	if ! cmp -s "$work/$name.cosock" "$work/$name.cosock2"; then
-		# cosock itself printed two different things: the case depends on
-		# something cosock leaves open (an order of pairs(), a timing).
-		echo "== $name: cosock's output differs between two runs (case not deterministic)"
-		diff -u "$work/$name.cosock" "$work/$name.cosock2" | sed 1,2d || true
-		unstable=$((unstable + 1))
-	fi
-	if diff -u --label "$name (cosock)" --label "$name (cosock-native)" \
-		"$work/$name.cosock" "$work/$name.native" > "$work/$name.diff"; then
-		echo "== $name: same"
-		same=$((same + 1))
-	else
-		echo "== $name: differs"
-		cat "$work/$name.diff"
-		differ=$((differ + 1))
-	fi
+	compare_program "$name" "$p"
 done
 echo "real-clients: $((same + differ)) cases run, $same same, $differ differ, $unstable not deterministic on cosock, $skipped skipped"
 [ "$differ" -eq 0 ] && [ "$unstable" -eq 0 ]
