@@ -25,15 +25,16 @@ local function notify(sid)
   assert(c:send(string.format("NOTIFY / HTTP/1.1\r\nHOST: 127.0.0.1:%d\r\nSID: %s\r\n"
     .. "Content-Length: %d\r\n\r\n%s", port, sid, #body, body)))
   local reply, err, partial = c:receive("*a")
-  H.say("device: reply to " .. sid, ((reply or partial or ""):match("^[^\r\n]*")), err)
   c:close()
+  -- Printed after a pause: the server's notification task logs in the same
+  -- pass as this reply arrives, in an order cosock leaves open.
+  cosock.socket.sleep(0.1)
+  H.say("device: reply to " .. sid, ((reply or partial or ""):match("^[^\r\n]*")), err)
 end
 
 H.task("device", function()
   notify("uuid:unknown")
-  cosock.socket.sleep(0.1)
   notify("uuid:deleted")
-  cosock.socket.sleep(0.1)
   H.say("driver: shutdown()")
   server:shutdown()
   cosock.socket.sleep(0.5)
