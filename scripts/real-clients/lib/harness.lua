@@ -3,10 +3,12 @@
 -- and then:
 --   H.use(name, subdir...)  put a checkout's module folders on package.path
 --                           (name: edge, luxure, luncheon, neturl, st_edge; the
---                           script passes each checkout in RC_<NAME>)
+--                           script passes each checkout in RC_<NAME>); returns
+--                           the checkout's root
 --   H.say(...)              one transcript line: the values, tab-separated
+--   H.first_line(s)         the first line of a message
 --   H.listen()              a listening cosock tcp socket on 127.0.0.1, its port
---   H.serve_once(srv, fn)   a task that accepts one connection and calls fn(c)
+--   H.serve_once(srv, name, fn)  a task that accepts one connection, calls fn(c)
 --   H.read_request(c)       the request line and headers a client sent (a table)
 --   H.task(name, fn)        cosock.spawn, printing an error fn raises instead of
 --                           letting it out of run
