@@ -13,6 +13,11 @@
 --   H.task(name, fn)        cosock.spawn, printing an error fn raises instead of
 --                           letting it out of run
 --   H.run()                 cosock.run in pcall: "run returned" or "run raised: ..."
+--   H.buffer(who)           a say(...) that keeps its lines for H.flush (for tasks
+--                           that may print in the same pass, in an order cosock
+--                           leaves open); H.flush(who...) prints them, by task
+--   H.watchdog(s, done, fin)  a task that calls fin() once done() is true, or
+--                           after s seconds calls fin(), says so and exits
 -- The third-party code is loaded from the checkouts as it is; the stubs in
 -- ../stubs stand in for the hub's own modules (log, st.*, ...).
 
@@ -62,6 +67,41 @@ function H.run()
   local cosock = require "cosock"
   local ok, err = pcall(cosock.run)
   if ok then H.say("run returned") else H.say("run raised: " .. H.first_line(err)) end
+end
+
+local buffers = {}
+function H.buffer(who)
+  buffers[who] = buffers[who] or {}
+  return function(...)
+    local t = table.pack(...)
+    for i = 1, t.n do t[i] = tostring(t[i]) end
+    table.insert(buffers[who], table.concat(t, "\t", 1, t.n))
+  end
+end
+
+function H.flush(...)
+  for _, who in ipairs({ ... }) do
+    for _, l in ipairs(buffers[who] or {}) do H.say(who .. ": " .. l) end
+    buffers[who] = {}
+  end
+end
+
+-- The program ends itself when the code under test waits for ever (as some
+-- does on cosock), so the transcript says where instead of a time-limit kill.
+function H.watchdog(seconds, done, fin)
+  local cosock = require "cosock"
+  return H.task("watchdog", function()
+    local t0 = cosock.socket.gettime()
+    while not done() do
+      if cosock.socket.gettime() - t0 > seconds then
+        fin()
+        H.say(string.format("watchdog: still waiting after %g s; program ended", seconds))
+        os.exit(0)
+      end
+      cosock.socket.sleep(0.05)
+    end
+    fin()
+  end)
 end
 
 function H.listen()

@@ -5,8 +5,11 @@
 -- the EventSource's task waits in receive("*l"), as a driver does when a
 -- bridge is removed. The server then reads until the client's close reaches it.
 --   dofile(lib .. "/sse_case.lua")(H, "drivers/SmartThings/philips-hue/src")
+-- A copy whose EventSource.new takes a request body before the socket builder
+-- (ABB's: new(url, headers, body, builder), a POST) passes a third argument,
+-- true.
 
-return function(H, driver_src)
+return function(H, driver_src, body_before_builder)
   H.use("edge", driver_src)
   H.use("neturl", "lib")
   H.use("luncheon")
@@ -18,7 +21,7 @@ return function(H, driver_src)
 
   H.serve_once(srv, "sse server", function(c)
     local req = H.read_request(c)
-    H.say("server: request", req.line, "accept=" .. tostring(req.headers.accept))
+    H.say("server: request", req.line, "accept=" .. tostring(req.headers.accept), req.body)
     assert(c:send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
       .. "Transfer-Encoding: chunked\r\n\r\n"))
     for i = 1, 3 do
@@ -40,8 +43,14 @@ return function(H, driver_src)
       assert(s:connect("127.0.0.1", port))
       return s
     end
-    local es = EventSource.new(string.format("http://127.0.0.1:%d/eventstream/clip/v2", port),
-      { ["hue-application-key"] = "k" }, builder)
+    local url = string.format("http://127.0.0.1:%d/eventstream/clip/v2", port)
+    local headers = { ["hue-application-key"] = "k" }
+    local es
+    if body_before_builder then
+      es = EventSource.new(url, headers, nil, builder)
+    else
+      es = EventSource.new(url, headers, builder)
+    end
     es.onopen = function() H.say("client: onopen, ready_state", es.ready_state) end
     es.onmessage = function(ev)
       H.say("client: onmessage", ev.type, ev.lastEventId, (ev.data:gsub("\n", "\\n")))
