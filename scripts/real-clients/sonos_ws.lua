@@ -5,7 +5,8 @@
 -- message in select over the WebSocket object (its setwaker reads the
 -- channel's link.queue), sends one back, then closes with a close frame as
 -- the driver does when a speaker goes away; the server answers the close and
--- the client's receive loop closes its socket and its send channel's receiver.
+-- hangs up, and the client's receive loop closes its socket and its send
+-- channel's receiver.
 -- Each side's lines are kept and printed at the end (by the watchdog, which
 -- also ends the program if the driver never gets out of close()).
 -- needs: edge luncheon neturl
@@ -44,7 +45,6 @@ H.serve_once(srv, "ws server", function(c)
   local hello = "{\"groupId\":\"G1\",\"type\":\"groupCoordinatorChanged\"}"
   assert(c:send(Frame.from_parts(FrameHeader.default():set_opcode(OpCode.text()):set_length(#hello), hello)
     :encode()))
-  local closes = 0
   while true do
     local f, err = read_frame(c)
     if not f then
@@ -53,11 +53,11 @@ H.serve_once(srv, "ws server", function(c)
     end
     server_say("frame", f.header.opcode.sub, f.header.opcode.sub == "text" and f.payload or "")
     if f:is_close() then
-      closes = closes + 1
-      if closes == 1 then
-        assert(c:send(Frame.close(CloseCode.normal(), "bye"):encode()))
-        server_say("answered the close")
-      end
+      -- Answer and hang up, as a speaker does; what the client writes after
+      -- that depends on its random mask, so it is not read.
+      assert(c:send(Frame.close(CloseCode.normal(), "bye"):encode()))
+      server_say("answered the close")
+      break
     end
   end
   c:close()
