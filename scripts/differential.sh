@@ -34,60 +34,14 @@ if command -v openssl >/dev/null 2>&1; then
 		-subj '/CN=127.0.0.1' >/dev/null 2>&1 && COSOCK_DIFF_CERTS=$work && export COSOCK_DIFF_CERTS
 fi
 
-# Output that legitimately differs: addresses, the library's own file names
-# and line numbers, library and C frames of tracebacks (collapsed to one line),
-# the clock. Everything else is compared as printed.
-normalise() {
-	sed -e "s#$ref/#<lib>/#g" -e "s#$top/lua/#<lib>/#g" \
-		-e 's#<lib>/[A-Za-z0-9_/.]*\.lua:[0-9]*:#<lib>:#g' \
-		-e 's#<lib>/[A-Za-z0-9_/.]*\.lua#<lib>#g' \
-		-e 's/0x[0-9a-fA-F]\{4,\}/0x?/g' \
-		-e 's/^last wake:\t[0-9]*$/last wake:\t<time>/' |
-	awk '/^\t(\[C\]|<lib>|\(\.\.\.tail calls\.\.\.\))/ { if (!lib) print "\t<library frames>"; lib = 1; next }
-		{ lib = 0; print }'
-}
+rundir=$progs limit=30
+. "$top/scripts/lib/compare.sh"
 
-run_ref() {
-	LUA_PATH="$ref/?.lua;$ref/?/init.lua;;" timeout 30 lua5.3 "$1" 2>&1 || echo "[exit status $?]"
-}
-run_native() {
-	LUA_PATH="$top/lua/?.lua;$top/lua/?/init.lua;;" LUA_CPATH="$top/build/src/cpath/?.so;;" \
-		timeout 30 lua5.3 "$1" 2>&1 || echo "[exit status $?]"
-}
-
-if [ $# -gt 0 ]; then
-	list=""
-	for n in "$@"; do
-		[ -f "$progs/${n%.lua}.lua" ] || { echo "differential.sh: no program $progs/${n%.lua}.lua" >&2; exit 2; }
-		list="$list $progs/${n%.lua}.lua"
-	done
-else
-	list=$(ls "$progs"/*.lua)
-fi
+pick_programs "$progs" "$@"
 
 same=0 differ=0 unstable=0
 for p in $list; do
-	name=$(basename "$p" .lua)
-	cd "$progs"
-	run_ref "$p" | normalise > "$work/$name.cosock"
-	run_ref "$p" | normalise > "$work/$name.cosock2"
-	run_native "$p" | normalise > "$work/$name.native"
-	if ! cmp -s "$work/$name.cosock" "$work/$name.cosock2"; then
-		# cosock itself printed two different things: the program depends on
-		# something cosock does not fix (an order of pairs(), a timing).
-		echo "== $name: cosock's output differs between two runs (program not deterministic)"
-		diff -u "$work/$name.cosock" "$work/$name.cosock2" | sed 1,2d || true
-		unstable=$((unstable + 1))
-	fi
-	if diff -u --label "$name (cosock)" --label "$name (cosock-native)" \
-		"$work/$name.cosock" "$work/$name.native" > "$work/$name.diff"; then
-		echo "== $name: same"
-		same=$((same + 1))
-	else
-		echo "== $name: differs"
-		cat "$work/$name.diff"
-		differ=$((differ + 1))
-	fi
+	compare_program "$(basename "$p" .lua)" "$p"
 done
 echo "differential: $((same + differ)) programs, $same same, $differ differ, $unstable not deterministic on cosock"
 [ "$differ" -eq 0 ] && [ "$unstable" -eq 0 ]

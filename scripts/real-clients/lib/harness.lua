@@ -1,0 +1,137 @@
+-- harness.lua: what every real-client case shares. A case loads it with
+--   local H = dofile((arg[0]:match("^(.*)/") or ".") .. "/lib/harness.lua")
+-- and then:
+--   H.use(name, subdir...)  put a checkout's module folders on package.path
+--                           (name: edge, luxure, luncheon, neturl, st_edge; the
+--                           script passes each checkout in RC_<NAME>); returns
+--                           the checkout's root
+--   H.say(...)              one transcript line: the values, tab-separated
+--   H.first_line(s)         the first line of a message
+--   H.listen()              a listening cosock tcp socket on 127.0.0.1, its port
+--   H.serve_once(srv, name, fn)  a task that accepts one connection, calls fn(c)
+--   H.read_request(c)       the request line and headers a client sent (a table)
+--   H.task(name, fn)        cosock.spawn, printing an error fn raises instead of
+--                           letting it out of run
+--   H.run()                 cosock.run in pcall: "run returned" or "run raised: ..."
+--   H.buffer(who)           a say(...) that keeps its lines for H.flush (for tasks
+--                           that may print in the same pass, in an order cosock
+--                           leaves open); H.flush(who...) prints them, by task
+--   H.watchdog(s, done, fin)  a task that calls fin() once done() is true, or
+--                           after s seconds calls fin(), says so and exits
+-- The third-party code is loaded from the checkouts as it is; the stubs in
+-- ../stubs stand in for the hub's own modules (log, st.*, ...).
+
+local H = {}
+
+-- Line by line, so that a case killed by the script's time limit still shows
+-- how far it got.
+io.stdout:setvbuf("line")
+
+local here = arg[0]:match("^(.*)/") or "."
+
+-- Checkout folders go after cosock's own path (LUA_PATH, set by the script), so
+-- that a driver's folder named cosock/ (Sonos has one) never hides the library.
+package.path = package.path .. ";" .. here .. "/stubs/?.lua;" .. here .. "/stubs/?/init.lua"
+
+function H.use(name, ...)
+  local root = os.getenv("RC_" .. name:upper())
+  if not root or root == "" then error("no checkout for " .. name .. " (RC_" .. name:upper() .. ")", 0) end
+  local dirs = table.pack(...)
+  if dirs.n == 0 then dirs = { "", n = 1 } end
+  for i = 1, dirs.n do
+    local d = root .. (dirs[i] ~= "" and "/" .. dirs[i] or "")
+    package.path = package.path .. ";" .. d .. "/?.lua;" .. d .. "/?/init.lua"
+  end
+  return root
+end
+
+function H.say(...)
+  local t = table.pack(...)
+  for i = 1, t.n do t[i] = tostring(t[i]) end
+  print(table.concat(t, "\t", 1, t.n))
+end
+
+function H.first_line(s)
+  return (tostring(s):match("^[^\n]*"))
+end
+
+function H.task(name, fn)
+  local cosock = require "cosock"
+  return cosock.spawn(function()
+    local ok, err = xpcall(fn, debug.traceback)
+    if not ok then H.say(name .. " raised: " .. H.first_line(err)) end
+  end, name)
+end
+
+function H.run()
+  local cosock = require "cosock"
+  local ok, err = pcall(cosock.run)
+  if ok then H.say("run returned") else H.say("run raised: " .. H.first_line(err)) end
+end
+
+local buffers = {}
+function H.buffer(who)
+  buffers[who] = buffers[who] or {}
+  return function(...)
+    local t = table.pack(...)
+    for i = 1, t.n do t[i] = tostring(t[i]) end
+    table.insert(buffers[who], table.concat(t, "\t", 1, t.n))
+  end
+end
+
+function H.flush(...)
+  for _, who in ipairs({ ... }) do
+    for _, l in ipairs(buffers[who] or {}) do H.say(who .. ": " .. l) end
+    buffers[who] = {}
+  end
+end
+
+-- The program ends itself when the code under test waits for ever (as some
+-- does on cosock), so the transcript says where instead of a time-limit kill.
+function H.watchdog(seconds, done, fin)
+  local cosock = require "cosock"
+  return H.task("watchdog", function()
+    local t0 = cosock.socket.gettime()
+    while not done() do
+      if cosock.socket.gettime() - t0 > seconds then
+        fin()
+        H.say(string.format("watchdog: still waiting after %g s; program ended", seconds))
+        os.exit(0)
+      end
+      cosock.socket.sleep(0.05)
+    end
+    fin()
+  end)
+end
+
+function H.listen()
+  local socket = require "cosock.socket"
+  local srv = assert(socket.tcp())
+  assert(srv:bind("127.0.0.1", 0))
+  assert(srv:listen(8))
+  local _, port = srv:getsockname()
+  return srv, tonumber(port)
+end
+
+function H.read_request(c)
+  local req = { headers = {} }
+  req.line = c:receive("*l")
+  while true do
+    local l, err = c:receive("*l")
+    if not l or l == "" then req.err = err; break end
+    local k, v = l:match("^([^:]+):%s*(.*)$")
+    if k then req.headers[k:lower()] = v end
+  end
+  local n = tonumber(req.headers["content-length"] or "")
+  if n and n > 0 then req.body = c:receive(n) end
+  return req
+end
+
+function H.serve_once(srv, name, fn)
+  return H.task(name, function()
+    local c = assert(srv:accept())
+    fn(c)
+  end)
+end
+
+return H
