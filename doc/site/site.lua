@@ -1,0 +1,113 @@
+-- doc/site/site.lua: pandoc Lua filter of the documentation site
+-- (scripts/build-doc.sh). The Markdown keeps the links that work on GitHub and
+-- in a checkout (README.md, doc/NAME.md, ../examples/NAME.lua); the site has
+-- every page in one directory (README.md -> index.html, doc/NAME.md ->
+-- NAME.html) with the examples beside it (../examples/), as installed under
+-- $(docdir)/html and $(docdir)/examples. A link to any other file of the
+-- repository is an error: the site would not have it. The filter also gives
+-- each page its title and the navigation (doc/site/nav.md), the current
+-- page marked.
+
+local input = PANDOC_STATE.input_files[1] or ""
+-- The source's directory relative to the top of the repository: "" or "doc/".
+local here = input:match("doc/[^/]*%.md$") and "doc/"
+  or input:match("doc/site/[^/]*%.md$") and "doc/site/" or ""
+
+-- "a/b/../c" -> "a/c"
+local function normalize(path)
+  local parts = {}
+  for part in path:gmatch("[^/]+") do
+    if part == ".." and #parts > 0 and parts[#parts] ~= ".." then
+      parts[#parts] = nil
+    elseif part ~= "." then
+      parts[#parts + 1] = part
+    end
+  end
+  return table.concat(parts, "/")
+end
+
+-- The site's address of a repository path, or nil.
+local function site_target(path)
+  if path == "README.md" then return "index.html" end
+  local page = path:match("^doc/([^/]+)%.md$")
+  if page then return page .. ".html" end
+  if path:match("^examples/[^/]+$") then return "../" .. path end
+  return nil
+end
+
+-- The title of a page (its first heading) or of one of its sections.
+local headings = {}
+local function title_of(path, id)
+  if not headings[path] then
+    local f = io.open(path)
+    if not f then return nil end
+    local doc = pandoc.read(f:read("a"), "gfm")
+    f:close()
+    local t = {}
+    for _, b in ipairs(doc.blocks) do
+      if b.t == "Header" then
+        local text = pandoc.utils.stringify(b.content)
+        t[1] = t[1] or (b.level == 1 and text) or nil
+        t[b.identifier] = text
+      end
+    end
+    headings[path] = t
+  end
+  return headings[path][id or 1]
+end
+
+local function rewrite(link, from)
+  local target = link.target
+  if target:match("^%a[%w+.-]*:") or target:match("^#") then return link end
+  local path, frag = target:match("^([^#]*)#?(.*)$")
+  local repo_path = normalize(from .. path)
+  local site = site_target(repo_path)
+  if not site then
+    error(("%s: the link to %q leads to no page of the documentation site"):format(input, target))
+  end
+  link.target = site .. (frag ~= "" and "#" .. frag or "")
+  -- A link whose text is the file's name ([doc/dns.md](doc/dns.md)) reads
+  -- the page's title instead (the section's, for a link to a section).
+  if pandoc.utils.stringify(link.content):match("%.md$") then
+    local title = title_of(repo_path, frag ~= "" and frag or nil)
+    if title then link.content = { pandoc.Str(title) } end
+  end
+  return link
+end
+
+local function script_dir()
+  return (PANDOC_SCRIPT_FILE or ""):match("^(.*/)") or "./"
+end
+
+-- The navigation: nav.md's list, its links made the site's, the one to this
+-- page with the class "current".
+local function navigation()
+  local f = assert(io.open(script_dir() .. "nav.md"))
+  local doc = pandoc.read(f:read("a"), "gfm")
+  f:close()
+  local self = site_target(normalize(here .. input:match("[^/]*$")))
+  return pandoc.walk_block(pandoc.Div(doc.blocks), {
+    Link = function(link)
+      link = rewrite(link, "doc/site/")
+      if link.target == self then link.classes:insert("current") end
+      return link
+    end,
+  }).content
+end
+
+local title
+return {
+  {
+    Header = function(h)
+      if h.level == 1 and not title then title = pandoc.utils.stringify(h.content) end
+    end,
+    Link = function(link) return rewrite(link, here) end,
+  },
+  {
+    Meta = function(meta)
+      meta.pagetitle = meta.pagetitle or title or input
+      meta.nav = pandoc.MetaBlocks(navigation())
+      return meta
+    end,
+  },
+}
