@@ -35,9 +35,30 @@ local function site_target(path)
   return nil
 end
 
--- The title of a page (its first heading) or of one of its sections.
+local function script_dir()
+  return (PANDOC_SCRIPT_FILE or ""):match("^(.*/)") or "./"
+end
+
+local function read_nav()
+  local f = assert(io.open(script_dir() .. "nav.md"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- The navigation's label of each page, by repository path ("doc/dns.md" ->
+-- "Name lookups"); the README is "the README".
+local labels = { ["README.md"] = "the README" }
+for label, target in read_nav():gmatch("%[([^%]]+)%]%(([^%)]+)%)") do
+  local path = normalize("doc/site/" .. target)
+  labels[path] = labels[path] or label
+end
+
+-- The name of a page (its label in the navigation, else its first heading),
+-- or the heading of its section id.
 local headings = {}
 local function title_of(path, id)
+  if not id and labels[path] then return labels[path] end
   if not headings[path] then
     local f = io.open(path)
     if not f then return nil end
@@ -67,24 +88,20 @@ local function rewrite(link, from)
   end
   link.target = site .. (frag ~= "" and "#" .. frag or "")
   -- A link whose text is the file's name ([doc/dns.md](doc/dns.md)) reads
-  -- the page's title instead (the section's, for a link to a section).
+  -- the page's name instead (the section's, for a link to a section).
   if pandoc.utils.stringify(link.content):match("%.md$") then
-    local title = title_of(repo_path, frag ~= "" and frag or nil)
+    local title = title_of(repo_path)
+    local section = frag ~= "" and title_of(repo_path, frag)
+    if section then title = (title or repo_path) .. ": " .. section end
     if title then link.content = { pandoc.Str(title) } end
   end
   return link
 end
 
-local function script_dir()
-  return (PANDOC_SCRIPT_FILE or ""):match("^(.*/)") or "./"
-end
-
 -- The navigation: nav.md's list, its links made the site's, the one to this
 -- page with the class "current".
 local function navigation()
-  local f = assert(io.open(script_dir() .. "nav.md"))
-  local doc = pandoc.read(f:read("a"), "gfm")
-  f:close()
+  local doc = pandoc.read(read_nav(), "gfm")
   local self = site_target(normalize(here .. input:match("[^/]*$")))
   return pandoc.walk_block(pandoc.Div(doc.blocks), {
     Link = function(link)
