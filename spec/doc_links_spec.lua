@@ -18,17 +18,8 @@ local function doc_pages()
   return pages
 end
 
-local function normalize(path)
-  local parts = {}
-  for part in path:gmatch("[^/]+") do
-    if part == ".." and #parts > 0 and parts[#parts] ~= ".." then
-      parts[#parts] = nil
-    elseif part ~= "." then
-      parts[#parts + 1] = part
-    end
-  end
-  return table.concat(parts, "/")
-end
+local paths = dofile("doc/site/paths.lua")
+local normalize = paths.normalize
 
 -- What is wrong with one link of the page `from`, or nil.
 local function check(from, link, ids_of)
@@ -38,9 +29,7 @@ local function check(from, link, ids_of)
   local page = from
   if path ~= "" then
     page = normalize((from:match("^(.*/)") or "") .. path)
-    local published = page == "README.md" or page:match("^doc/[^/]+%.md$")
-      or page:match("^examples/[^/]+$")
-    if not published then return "leads to " .. page .. ", which the site has no page for" end
+    if not paths.site_target(page) then return "leads to " .. page .. ", which the site has no page for" end
     if not md.read(page) then return "leads to " .. page .. ", which does not exist" end
   end
   -- A text ending in .md must be the file's name: the site shows the page's

@@ -13,31 +13,12 @@ local input = PANDOC_STATE.input_files[1] or ""
 local here = input:match("doc/[^/]*%.md$") and "doc/"
   or input:match("doc/site/[^/]*%.md$") and "doc/site/" or ""
 
--- "a/b/../c" -> "a/c"
-local function normalize(path)
-  local parts = {}
-  for part in path:gmatch("[^/]+") do
-    if part == ".." and #parts > 0 and parts[#parts] ~= ".." then
-      parts[#parts] = nil
-    elseif part ~= "." then
-      parts[#parts + 1] = part
-    end
-  end
-  return table.concat(parts, "/")
-end
-
--- The site's address of a repository path, or nil.
-local function site_target(path)
-  if path == "README.md" then return "index.html" end
-  local page = path:match("^doc/([^/]+)%.md$")
-  if page then return page .. ".html" end
-  if path:match("^examples/[^/]+$") then return "../" .. path end
-  return nil
-end
-
 local function script_dir()
   return (PANDOC_SCRIPT_FILE or ""):match("^(.*/)") or "./"
 end
+
+local paths = dofile(script_dir() .. "paths.lua")
+local normalize, site_target = paths.normalize, paths.site_target
 
 local function read_nav()
   local f = assert(io.open(script_dir() .. "nav.md"))
