@@ -4,7 +4,7 @@
 -- every page in one directory (README.md -> index.html, doc/NAME.md ->
 -- NAME.html) with the examples beside it (../examples/), as installed under
 -- $(docdir)/html and $(docdir)/examples. A link to any other file of the
--- repository is an error: the site would not have it. The filter also gives
+-- repository, or to a section its page lacks, is an error. The filter also gives
 -- each page its title and the navigation (doc/site/nav.md), the current
 -- page marked.
 
@@ -35,46 +35,62 @@ for label, target in read_nav():gmatch("%[([^%]]+)%]%(([^%)]+)%)") do
   labels[path] = labels[path] or label
 end
 
--- The name of a page (its label in the navigation, else its first heading),
--- or the heading of its section id.
-local headings = {}
-local function title_of(path, id)
-  if not id and labels[path] then return labels[path] end
-  if not headings[path] then
+-- What the site's filter needs of a page: its first heading and its ids
+-- (pandoc's heading ids, and <a id="..."> anchors), each id with its
+-- heading's text (or true).
+local pages = {}
+local function page(path)
+  if pages[path] == nil then
     local f = io.open(path)
-    if not f then return nil end
+    if not f then
+      pages[path] = false
+      return nil
+    end
     local doc = pandoc.read(f:read("a"), "gfm")
     f:close()
-    local t = {}
-    for _, b in ipairs(doc.blocks) do
-      if b.t == "Header" then
-        local text = pandoc.utils.stringify(b.content)
-        t[1] = t[1] or (b.level == 1 and text) or nil
-        t[b.identifier] = text
-      end
+    local info = { ids = {} }
+    local function anchors(el)
+      for id in el.text:gmatch('id="([^"]+)"') do info.ids[id] = info.ids[id] or true end
     end
-    headings[path] = t
+    pandoc.walk_block(pandoc.Div(doc.blocks), {
+      Header = function(h)
+        local text = pandoc.utils.stringify(h.content)
+        if h.level == 1 then info.title = info.title or text end
+        info.ids[h.identifier] = text
+      end,
+      RawInline = anchors,
+      RawBlock = anchors,
+    })
+    pages[path] = info
   end
-  return headings[path][id or 1]
+  return pages[path] or nil
 end
 
+-- Makes a link of the Markdown the site's. Fails (and so make doc) on a
+-- link to a file the site has no page for, or to an id its page lacks.
 local function rewrite(link, from)
   local target = link.target
-  if target:match("^%a[%w+.-]*:") or target:match("^#") then return link end
+  if target:match("^%a[%w+.-]*:") then return link end
   local path, frag = target:match("^([^#]*)#?(.*)$")
-  local repo_path = normalize(from .. path)
+  local repo_path = normalize(from .. (path ~= "" and path or input:match("[^/]*$")))
   local site = site_target(repo_path)
   if not site then
     error(("%s: the link to %q leads to no page of the documentation site"):format(input, target))
   end
+  local info = repo_path:match("%.md$") and page(repo_path) or nil
+  if frag ~= "" and info and not info.ids[frag] then
+    error(("%s: the link to %q leads to no section of %s"):format(input, target, repo_path))
+  end
+  if path == "" then return link end
   link.target = site .. (frag ~= "" and "#" .. frag or "")
   -- A link whose text is the file's name ([doc/dns.md](doc/dns.md)) reads
-  -- the page's name instead (the section's, for a link to a section).
-  if pandoc.utils.stringify(link.content):match("%.md$") then
-    local title = title_of(repo_path)
-    local section = frag ~= "" and title_of(repo_path, frag)
-    if section then title = (title or repo_path) .. ": " .. section end
-    if title then link.content = { pandoc.Str(title) } end
+  -- the page's name in the navigation (or its title) instead, and the
+  -- section's heading for a link to a section.
+  if pandoc.utils.stringify(link.content):match("%.md$") and info then
+    local title = labels[repo_path] or info.title or repo_path
+    local section = frag ~= "" and info.ids[frag]
+    if type(section) == "string" then title = title .. ": " .. section end
+    link.content = { pandoc.Str(title) }
   end
   return link
 end
