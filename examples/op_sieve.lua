@@ -1,4 +1,4 @@
--- op_sieve.lua: the prime sieve of the Snabb fibers seed, on cosock.op.
+-- op_sieve.lua: the prime sieve of Snabb's fibers, on cosock.op.
 --
 -- Shows: cosock.op's send and recv operations over rendezvous channels
 -- (cosock.channel.new(0)), CML's synchronous channels. One task counts up

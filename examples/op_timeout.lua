@@ -4,7 +4,7 @@
 -- the branches apart, and op.with_nack: the request is made inside with_nack,
 -- so when the timeout wins, the server learns that the client gave up (the nack
 -- becomes ready) and drops the reply instead of waiting for ever to deliver it.
--- The CML way of the Snabb fibers seed (its "timeout operations" over timers).
+-- The CML way of Snabb's fibers (their "timeout operations" over timers).
 --
 -- Run from a checkout, after a build:  ./scripts/run-example.sh op_timeout
 -- (or: lua5.3 examples/op_timeout.lua with cosock on LUA_PATH/LUA_CPATH)

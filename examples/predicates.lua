@@ -1,5 +1,5 @@
--- predicates.lua: schedlua's predicate and signal test programs (the seed
--- 000, "schedlua – predicates and alarms" and "schedlua – the kernel"),
+-- predicates.lua: schedlua's predicate and signal test programs (of its
+-- predicates and alarms and of its kernel),
 -- translated to cosock.when and cosock.signal.
 --
 -- Shows: a counter task that raises a signal per number (signal.one) and one

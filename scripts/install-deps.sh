@@ -3,13 +3,13 @@
 # Lua version, and optionally for the benchmarks, the rock check or the Debian
 # package build. Idempotent: when every package is present it installs nothing
 # and needs no network.
-#   scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb]
+#   scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--doc]
 #     --lua X.Y   the Lua version: 5.1, 5.2, 5.3, 5.4 or jit (LuaJIT 2.1);
 #                 default $LUA_VERSION, else 5.3
 #     --bench     also cqueues and time(1), for bench/run
 #     --rock      also luarocks, for scripts/check-rock.sh
 #     --deb       also what scripts/build-deb.sh needs (dpkg-dev, debhelper, dh-lua)
-#     --doc       also cmark, for make doc
+#     --doc       also pandoc, for make doc (scripts/build-doc.sh)
 set -eu
 
 version=${LUA_VERSION:-5.3}
@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
 	--bench) extra="$extra lua-cqueues time" ;;
 	--rock) extra="$extra luarocks" ;;
 	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua-compat53-dev lua5.1 lua5.2 luajit" ;;
-	--doc) extra="$extra cmark" ;;
+	--doc) extra="$extra pandoc" ;;
 	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--doc]" >&2; exit 2 ;;
 	esac
 	shift

@@ -53,8 +53,16 @@ else
 	logs="test/*.log"
 fi
 echo "==== summaries ($dir, Lua $version) ===="
+# Each summary after the program it belongs to: the log's name, or under
+# valgrind (one log) the "valgrind: PROGRAM" line before it.
 # shellcheck disable=SC2086
-grep -hE '^\[  (PASSED|FAILED)  \]|^[0-9]+ success' $logs || true
+awk '
+	/^valgrind: / { prog = $2; sub(".*/", "", prog) }
+	/^\[  (PASSED|FAILED)  \]|^[0-9]+ success/ {
+		p = prog
+		if (p == "") { p = FILENAME; sub(".*/", "", p); sub("\\.log$", "", p) }
+		print p ": " $0
+	}' $logs
 # One closing line for the whole run, counted from the runners' own output.
 # shellcheck disable=SC2086
 cat $logs | awk -v status="$status" '

@@ -24,8 +24,8 @@
 ---                           protocol, so both ends can be passed to
 ---                           cosock.socket.select; one task at a time per end
 ---
---- The channels are implemented in C (src/channel.c); README.md and
---- doc/channels.md give the whole contract.
+--- The channels are implemented in C (src/channel.c); doc/channels.md and
+--- doc/reference.md give the whole contract.
 
 local core = require "cosock.core"
 

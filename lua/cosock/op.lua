@@ -1,5 +1,5 @@
 --- cosock.op: Concurrent ML operations over cosock's channels, sockets, task
---- handles and timers (after the Snabb fibers seed, seeds/004; doc/op.md).
+--- handles and timers (after Snabb's fibers; doc/op.md).
 ---
 --- An operation is a value that describes a possible communication; op:perform()
 --- does it, waiting in the loop as every cosock call does. Combinators:

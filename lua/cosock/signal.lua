@@ -1,5 +1,5 @@
---- cosock.signal: schedlua's signals for cosock tasks (seeds/000, "the
---- kernel": waitForSignal, signalOne, signalAll, onSignal);
+--- cosock.signal: schedlua's signals for cosock tasks (its kernel:
+--- waitForSignal, signalOne, signalAll, onSignal);
 --- doc/signals-and-predicates.md is the reference.
 ---
 ---   wait(name [, timeout]) -> true, ...    | nil, "timeout"

@@ -5,8 +5,8 @@
 ---   timer:handled(), timer:cancel(), timer:wait(), timer:settimeout(t),
 ---   timer:setwaker("recvr", fn): select sees a timer readable once it is due,
 ---   until handled().
---- Alarms, after schedlua's alarm module (seeds/000) and async.fnl's timeout
---- channel (seeds/003), written over the loop's own task timers:
+--- Alarms, after schedlua's alarm module and async.fnl's timeout
+--- channel, written over the loop's own task timers:
 ---   now(), sleep_until(t), after(s, fn, ...), every(s, fn, ...), timeout(s)
 
 local type, error, tostring, getmetatable = type, error, tostring, getmetatable

@@ -1,5 +1,5 @@
---- cosock.when: schedlua's predicates for cosock tasks (seeds/000,
---- "predicates and alarms": waitForPredicate, when, whenever,
+--- cosock.when: schedlua's predicates for cosock tasks (its
+--- waitForPredicate, when, whenever,
 --- signalOnPredicate); doc/signals-and-predicates.md is the reference.
 ---
 ---   wait(pred [, timeout]) -> pred's values | nil, "timeout"
