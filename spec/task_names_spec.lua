@@ -23,10 +23,10 @@ describe("a task's error", function()
 
   it("keeps cosock's first line and ends its traceback with the task's name and spawn site", function()
     local line = line_here() + 1
-    cosock.spawn(function() local x; return x.y end, "worker")
+    cosock.spawn(function() error("boom") end, "worker")
     local ok, err = pcall(cosock.run)
     assert.is_false(ok)
-    assert.matches("^[^\n]*cosock%.lua:%d+: " .. escape(SPEC) .. ":%d+: attempt to index a nil value", err)
+    assert.matches("^[^\n]*cosock%.lua:%d+: " .. escape(SPEC) .. ":%d+: boom\nstack traceback:\n", err)
     assert.matches("\n\t%(in task 'worker', spawned at " .. escape(SPEC .. ":" .. line) .. "%)$",
                    L.loop_error(err))
   end)
