@@ -6,6 +6,7 @@
 -- a run that returned true, never as a hang. Nothing asserts a duration.
 
 local interpreter = require "spec.support.interpreter"
+local V = require "spec.support.version"
 
 local WAIT = 3 -- seconds each child's wait lasts when nothing interrupts it
 
@@ -90,6 +91,18 @@ for i = 1, 2 do
 end]],
 }
 
+-- Did the child's first run raise Lua's "interrupted!"? LuaJIT puts the
+-- position of the Lua code its hook stopped in front (the loop's own, or on
+-- LuaJIT, whose hooks every coroutine shares, a task's: then it is that
+-- task's error, traceback and all).
+local function assert_interrupted(out)
+  if V.jit then
+    assert.matches("\nrun: false [^\n]*interrupted!\n", out)
+  else
+    assert.matches("\nrun: false interrupted!\n", out, 1, true)
+  end
+end
+
 describe("SIGINT (Ctrl-C) while run", function()
   local cases = { "sleep", "accept", "channel", "busy" }
   -- (a build without c-ares looks names up with LuaSocket, blocking)
@@ -97,21 +110,23 @@ describe("SIGINT (Ctrl-C) while run", function()
   for _, name in ipairs(cases) do
     it("waits in " .. name .. ": run raises Lua's 'interrupted!' and every task is still there", function()
       local out = run_and_signal(program((WAITS[name]:gsub("WAIT", WAIT)), false), "INT")
-      assert.matches("\nrun: false interrupted!\n", out, 1, true)
-      assert.matches("\ntasks left: " .. (name == "busy" and 2 or 1) .. "\n", out, 1, true)
+      assert_interrupted(out)
+      if not (V.jit and name == "busy") then -- (LuaJIT: see assert_interrupted)
+        assert.matches("\ntasks left: " .. (name == "busy" and 2 or 1) .. "\n", out, 1, true)
+      end
     end)
   end
 
   it("a later run goes on with the wait and finishes it", function()
     local out = run_and_signal(program((WAITS.sleep:gsub("WAIT", WAIT)), true), "INT")
-    assert.matches("\nrun: false interrupted!\n", out, 1, true)
+    assert_interrupted(out)
     assert.matches("\nagain: true nil slept\n", out, 1, true)
   end)
 
   it("with the select poller too", function()
     local out = run_and_signal(program((WAITS.accept:gsub("WAIT", WAIT)), false), "INT",
                                "COSOCK_POLLER=select")
-    assert.matches("\nrun: false interrupted!\n", out, 1, true)
+    assert_interrupted(out)
   end)
 end)
 
