@@ -13,9 +13,12 @@ local spawn, run = core.spawn, core.run
 
 --- spawn(fn, name) -> handle. A non-function fn fails as in cosock 0.2.0: with
 --- coroutine.create's own error, raised from here (so with this file's position).
+--- Not a tail call: core.spawn notes its caller's caller as where the task was
+--- spawned (for its errors).
 function m.spawn(fn, name)
   if type(fn) ~= "function" then coroutine.create(fn) end
-  return spawn(fn, name)
+  local handle = spawn(fn, name)
+  return handle
 end
 
 local STALL = "^cosock tried to call socket%.select with no sockets and no timeout"

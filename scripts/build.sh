@@ -8,6 +8,12 @@ dir=${1:-build}
 [ -x "$top/configure" ] || "$top/bootstrap" >/dev/null
 mkdir -p "$top/$dir"
 cd "$top/$dir"
+# The project's scripts build for the primary target, Lua 5.3, unless told
+# otherwise (a plain ./configure takes the newest Lua with its headers).
+case " $* " in
+*" LUA="*|*" --with-lua-version"*) ;;
+*) set -- "$@" LUA=lua5.3 ;;
+esac
 if [ ! -f Makefile ] || [ "$top/configure" -nt Makefile ]; then
 	"$top/configure" -q "$@"
 fi

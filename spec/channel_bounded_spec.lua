@@ -329,7 +329,7 @@ describe("bounded channel", function()
     local ok, err = pcall(cosock.run)
     assert.is_false(ok)
     -- (from channel.lua's setwaker, with its position, as cosock's assert gives it)
-    assert.matches("^[^\n]-cosock/channel%.lua:%d+: waker already set, receive can't be waited on from multiple places at once$", err)
+    assert.matches("^[^\n]-cosock/channel%.lua:%d+: waker already set, receive can't be waited on from multiple places at once\n%(task 'r2' waiting on table: [^\n]*%)$", err)
   end)
 
   it("a sender waiting on a full channel that nobody receives from stalls run", function()

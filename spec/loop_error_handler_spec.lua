@@ -31,12 +31,13 @@ describe("cosock.set_error_handler", function()
 
   it("gives the traceback text run raises without a handler (after run's own position)", function()
     local function fail() error("same text") end
-    cosock.spawn(fail, "a")
+    local function spawn_fail() cosock.spawn(fail, "a") end -- (one spawn site for both)
+    spawn_fail()
     local _, raised = pcall(cosock.run)
     cosock.reset()
     local handled
     cosock.set_error_handler(function(err) handled = err end)
-    cosock.spawn(fail, "a")
+    spawn_fail()
     cosock.run()
     assert.equal(L.loop_error(raised), handled)
   end)

@@ -110,7 +110,7 @@ describe("cosock.socket module", function()
     it("select outside a task raises (it yields)", function()
       local ok, err = pcall(socket.select, nil, nil, 0)
       assert.is_false(ok)
-      assert.matches(V.YIELD_OUTSIDE, err, 1, true)
+      assert.matches(V.WAIT_OUTSIDE, err, 1, true)
     end)
 
     it("a raw LuaSocket object in select is refused by the loop", function()

@@ -94,8 +94,8 @@ describe("cosock.timer alarms", function()
         "bad argument #1 to 'sleep_until' (number expected, got nan)"))
     end)
 
-    it("outside a task it raises Lua's yield error (it would have to wait)", function()
-      assert.truthy(L.has(err_of(timer.sleep_until, timer.now() + 10), V.YIELD_OUTSIDE))
+    it("outside a task it raises the outside-a-task error (it would have to wait)", function()
+      assert.truthy(L.has(err_of(timer.sleep_until, timer.now() + 10), V.WAIT_OUTSIDE))
     end)
   end)
 

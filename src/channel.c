@@ -476,7 +476,10 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
   /* Through the protocol: the proxy stands for this place in line. Made
    * first, so that a failed allocation leaves nobody in line; and nobody
    * joins it from where no yield can go (outside any coroutine). */
-  if (!cn_isyieldable(L)) return luaL_error(L, "attempt to yield from outside a coroutine");
+  if (!cn_isyieldable(L)) {
+    cn_wait_outside_task(L);                   /* raises on the main thread */
+    return luaL_error(L, "attempt to yield from outside a coroutine");
+  }
   lua_settop(L, 6);
   lua_pushnil(L);                              /* recvt */
   lua_createtable(L, 1, 0);                    /* sendt = {proxy} */

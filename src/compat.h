@@ -59,6 +59,10 @@ static inline lua_Integer cn_tointegerx(lua_State *L, int idx, int *isint) {
 #define lua_tointegerx cn_tointegerx
 #endif
 
+/* current_task.c: raises the error of a wait outside any task when L is the
+ * main thread; returns 0 otherwise (Lua's own error follows). */
+int cn_wait_outside_task(lua_State *L);
+
 /* Yields the n values on top of L's stack; when resumed, k(L, LUA_YIELD,
  * ctx) runs with the stack as it was below them plus the resume values, and
  * its results are the call's. On 5.3 and 5.4 this is lua_yieldk. Elsewhere
@@ -79,7 +83,8 @@ int cn_kresume(lua_State *L);
     }                                                       \
   } while (0)
 #else
-#define cn_yieldk(L, n, ctx, k) lua_yieldk((L), (n), (ctx), (k))
+#define cn_yieldk(L, n, ctx, k) \
+  ((void)(cn_isyieldable(L) || cn_wait_outside_task(L)), lua_yieldk((L), (n), (ctx), (k)))
 #define CN_RESUMABLE(L) ((void)(L))
 #endif
 

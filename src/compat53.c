@@ -7,6 +7,13 @@
 #include <lua.h>
 
 #if LUA_VERSION_NUM < 503
+/* The first file of the build that needs lua-compat-5.3: say what to install
+ * before the compiler's bare "No such file or directory". */
+#if defined(__has_include)
+#if !__has_include(<compat-5.3.h>)
+#error "compat-5.3.h not found: Lua 5.1, 5.2 and LuaJIT need lua-compat-5.3's compat-5.3.h and compat-5.3.c in the Lua include directory (Debian: apt-get install lua-compat53-dev; it puts them in /usr/include/lua5.1 and /usr/include/lua5.2, so for LuaJIT also add -idirafter /usr/include/lua5.1 to CFLAGS)"
+#endif
+#endif
 #define COMPAT53_PREFIX cn_compat53
 #include <compat-5.3.h>
 #include <compat-5.3.c>

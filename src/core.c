@@ -22,6 +22,7 @@
 #include "predicate.h"
 #include "run.h"
 #include "sigwait.h"
+#include "names.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
@@ -35,18 +36,23 @@
 static int l_spawn(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_State *co;
+  cn_task *t;
+  int site, line;
   /* Named here: luaL_checktype would name it after however it was reached. */
   if (lua_type(L, 1) != LUA_TFUNCTION)
     return luaL_error(L, "bad argument #1 to 'spawn' (function expected, got %s)",
                       luaL_typename(L, 1));
   lua_settop(L, 2);
   /* Everything Lua must allocate comes first: an error here changes nothing. */
+  site = cn_site_here(L, lp, &line);
   co = lua_newthread(L);                       /* fn, name, co */
   lua_pushvalue(L, 1);
   lua_xmove(L, co, 1);
   cn_task_reserve(L, lp);
   cn_handle_push(L, lp, 2, 3);                 /* fn, name, co, handle */
-  cn_task_new(L, lp, 3, 2, 4);                 /* may raise before taking the slot */
+  t = cn_task_new(L, lp, 3, 2, 4);             /* may raise before taking the slot */
+  t->site = site;
+  t->site_line = line;
   return 1;
 }
 
@@ -109,6 +115,7 @@ static int loop_gc(lua_State *L) {
   cn_waiters_free(L, lp);
   cn_park_free(L, lp);
   cn_run_free(L, lp);
+  cn_sites_free(L, lp);
   cn_wd_free(L, lp);
   cn_handle_free(L, lp);
   return 0;
@@ -121,7 +128,7 @@ int luaopen_cosock_core(lua_State *L) {
     {"get_thread_metadata", cn_get_thread_metadata},
     {"thread_states", cn_thread_states},
     {"handle_is_self", cn_handle_is_self},
-    {"current_task", cn_current_task},
+    {"current_task", cn_current_task}, {"yield", cn_yield},
     {"stats", l_stats},
     {"monotime", l_monotime},
     {NULL, NULL}

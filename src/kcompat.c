@@ -63,6 +63,7 @@ static void get_env(lua_State *L, int idx) {
 int cn_yieldk(lua_State *L, int n, lua_KContext ctx, lua_KFunction k) {
   int top = lua_gettop(L), nbase = top - n, i;
   saved_call *s;
+  if (!cn_isyieldable(L)) cn_wait_outside_task(L);
   luaL_checkstack(L, 6, NULL);
   /* Made before anything moves: a memory error leaves the stack as it was. */
   lua_createtable(L, nbase, 0);

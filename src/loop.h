@@ -87,7 +87,16 @@ typedef struct cn_loop {
     int r_hook;               /* registry: the stall hook */
     int r_errh;               /* registry: the error handler, or nil */
     int r_recover;            /* registry: recover_protected, made once (see cn_run) */
+    int r_poke;               /* registry: a Lua function that does nothing (see let_hooks_run) */
   } run;
+
+  /* names.c: the files tasks were spawned from (made at the first spawn). */
+  struct {
+    int r_files;              /* registry: file -> number, number -> file; 0: none yet */
+    int n;                    /* files numbered */
+    const char *last;         /* the last file seen (a string r_files keeps) */
+    int last_site;            /* ... and its number */
+  } sites;
 
   /* accounting.c: the loop's totals, and whom the time and the bytes since
    * the last mark belong to. run.c marks through accounting.h. */

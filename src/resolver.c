@@ -42,6 +42,12 @@
 
 #include "resolver.h"
 
+/* Builds without configure (the rock) have no c-ares: say so in the build's
+ * output, since nothing else would (lookups then block the loop). */
+#if defined(COSOCK_NOCONFIGURE_CONFIG_H) && !defined(HAVE_CARES)
+#pragma message("cosock-native is built without c-ares: name lookups use LuaSocket's blocking resolver, which stops every task while it waits (the autotools build with libc-ares-dev, or the Debian package, resolves in the loop)")
+#endif
+
 #ifdef HAVE_CARES
 
 #include <arpa/inet.h>

@@ -20,6 +20,7 @@
 #include "predicate.h"
 #include "resolver.h"
 #include "run.h"
+#include "names.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
@@ -53,12 +54,26 @@ static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co, 
   lua_settop(L, base - 1);
 }
 
+/* Pushes the line a task's error gains after its traceback (cosock's text
+ * above it is unchanged): "\n\t(in task 'name', spawned at file:line)". */
+static void push_task_line(lua_State *L, cn_loop *lp, int name, int site, int line) {
+  int top = lua_gettop(L);
+  if (lua_isnil(L, name)) lua_pushliteral(L, "an unnamed task");
+  else lua_pushfstring(L, "task '%s'", luaL_tolstring(L, name, NULL));
+  cn_site_push(L, lp, site, line);
+  if (lua_isnil(L, -1)) lua_pushfstring(L, "\n\t(in %s)", lua_tostring(L, -2));
+  else lua_pushfstring(L, "\n\t(in %s, spawned at %s)", lua_tostring(L, -2), lua_tostring(L, -1));
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
+}
+
 /* A task raised. Its error as run gives it: debug.traceback(co, err) text
- * for a string, number or nil error, the error value itself otherwise; join
+ * for a string, number or nil error (then a line naming the task and where
+ * it was spawned: push_task_line), the error value itself otherwise; join
  * sees it too. Then the error handler gets it with the task's handle, or,
  * with no handler, run raises it. The task is freed first. */
 static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
-  int base = lua_gettop(L), type = lua_type(co, -1);
+  int base = lua_gettop(L), type = lua_type(co, -1), site = t->site, line = t->site_line;
   if (!lua_checkstack(L, 8)) {                 /* no room: the task goes all the same */
     cn_task_free(L, lp, t);
     luaL_error(L, "cosock: out of memory");
@@ -68,11 +83,10 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   cn_task_push_co(L, t);                       /* base+3: keeps co alive */
   lua_xmove(co, L, 1);                         /* base+4: what it raised */
   cn_task_free(L, lp, t);
-  if (type == LUA_TSTRING || type == LUA_TNUMBER) {
-    luaL_traceback(L, co, lua_tostring(L, base + 4), 0);
-    lua_replace(L, base + 4);
-  } else if (type == LUA_TNIL) {
-    luaL_traceback(L, co, NULL, 0);
+  if (type == LUA_TSTRING || type == LUA_TNUMBER || type == LUA_TNIL) {
+    luaL_traceback(L, co, type == LUA_TNIL ? NULL : lua_tostring(L, base + 4), 0);
+    push_task_line(L, lp, base + 2, site, line);
+    lua_concat(L, 2);
     lua_replace(L, base + 4);
   }
   lua_settop(co, 0);
@@ -188,11 +202,26 @@ static int stall(lua_State *L, cn_loop *lp) {
                        "(no socket, no timeout); the dump above shows what each one waits on");
 }
 
+/* Signals (Ctrl-C). lua.c answers SIGINT by setting a hook on the main
+ * thread that raises "interrupted!" at its next call or instruction; so do
+ * other interpreters and signal libraries. The loop's thread may run no Lua
+ * for a long time (a poll, passes of C resumes), so when such a hook is set,
+ * at the top of a pass and after a signal ended a poll, the loop calls a
+ * Lua function that does nothing: the hook fires there, at a point where
+ * no task is being resumed or parked, and its error leaves run as any
+ * pass's error does, every task where it was (a later run goes on). */
+static void let_hooks_run(lua_State *L, cn_loop *lp) {
+  if ((lua_gethookmask(L) & (LUA_MASKCALL | LUA_MASKCOUNT)) == 0) return;
+  cn_push_ref(L, lp->run.r_poke);
+  lua_call(L, 0, 0);
+}
+
 static int run_passes(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   for (;;) {
     double timeout, now = 0, next;
     int slot, ran = cn_tasks_ready(lp) > 0;
+    let_hooks_run(L, lp);
     /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
     lp->run.pass++;
     cn_acct_pass(lp);
@@ -225,9 +254,9 @@ static int run_passes(lua_State *L) {
     /* Steps 12-15. */
     if (timeout == 0 && cn_fd_polled(lp) == 0) continue; /* nothing to poll, no wait */
     cn_acct_poll_begin(lp);
-    if (cn_fd_poll(L, lp, timeout) < 0)
+    if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
       return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
-    cn_acct_poll_end(lp);
+    cn_acct_poll_end(lp);                      /* (a signal: the next pass waits the time left) */
   }
   cn_fd_apply(lp);
   return 0;
@@ -275,10 +304,43 @@ static void recover(lua_State *L, cn_loop *lp) {
   lua_settop(L, err);
 }
 
+/* The error of a wait that could not be made (cosock's "waker already set"
+ * and "non-wakeable socket" texts, raised while a task was being parked)
+ * gains a line naming the task and the object: "\n(task 'b' waiting on
+ * table: 0x...)"; its first line is cosock's. Errors that name the task
+ * already are left alone. Stack: err on top, replaced. */
+static void name_wait_error(lua_State *L, cn_loop *lp) {
+  int slot = cn_parking_slot(lp), err = lua_gettop(L);
+  cn_task *t = cn_task_get(lp, slot);
+  const char *e = lua_type(L, err) == LUA_TSTRING ? lua_tostring(L, err) : NULL;
+  if (t == NULL || e == NULL || strstr(e, "\n(task ") != NULL ||
+      (strstr(e, "waker already set") == NULL && strstr(e, "non-wakeable socket") == NULL))
+    return;
+  luaL_checkstack(L, 6, NULL);
+  cn_push_label(L, lp, slot);                  /* err, label */
+  /* The setwaker that failed is wait nset's (nset counts those that worked). */
+  cn_task_push_record(L, lp, slot);            /* err, label, rec or nil */
+  if (lp->park.nset < t->nwait && lua_istable(L, -1) &&
+      lua_rawgeti(L, -1, R_WAIT + lp->park.nset) != LUA_TNIL) {
+    cn_push_object_name(L, -1);
+    lua_pushfstring(L, "%s\n(task %s waiting on %s)", e, lua_tostring(L, err + 1), lua_tostring(L, -1));
+  } else {
+    lua_pushfstring(L, "%s\n(task %s)", e, lua_tostring(L, err + 1));
+  }
+  lua_replace(L, err);
+  lua_settop(L, err);
+}
+
 /* recover(loop, err) under lua_pcall: made once (lp->run.r_recover; on 5.1
  * and LuaJIT pushing a C function makes an object) and a light userdata, so
- * calling it allocates nothing. */
+ * calling it allocates nothing. recover(loop, err, true) names the task in
+ * the error instead (name_wait_error, which may allocate) and returns it. */
 static int recover_protected(lua_State *L) {
+  if (lua_toboolean(L, 3)) {
+    lua_settop(L, 2);
+    name_wait_error(L, (cn_loop *)lua_touserdata(L, 1));
+    return 1;
+  }
   recover(L, (cn_loop *)lua_touserdata(L, 1));
   return 0;
 }
@@ -302,6 +364,12 @@ int cn_run(lua_State *L) {
   if (status != LUA_OK) {                      /* still running: its Lua calls cannot run() */
     /* Protected too: whatever recovery raises, running is cleared below and
      * the pass's error is the one raised. */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, lp->run.r_recover);
+    lua_pushlightuserdata(L, lp);
+    lua_pushvalue(L, 1);
+    lua_pushboolean(L, 1);                     /* first the error names its task */
+    if (lua_pcall(L, 3, 1, 0) == LUA_OK) lua_replace(L, 1);
+    else lua_pop(L, 1);                        /* (no memory: the error as it was) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, lp->run.r_recover);
     lua_pushlightuserdata(L, lp);
     lua_pushvalue(L, 1);
@@ -354,6 +422,8 @@ void cn_run_open(lua_State *L, cn_loop *lp) {
   lp->run.r_errh = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushcfunction(L, recover_protected);
   lp->run.r_recover = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (luaL_loadbuffer(L, "", 0, "=(cosock.run)") != LUA_OK) lua_error(L);
+  lp->run.r_poke = luaL_ref(L, LUA_REGISTRYINDEX);
   cn_run_reset(L, lp);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
@@ -362,5 +432,6 @@ void cn_run_open(lua_State *L, cn_loop *lp) {
 void cn_run_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->run.r_hook);
   cn_unref(L, &lp->run.r_recover);
+  cn_unref(L, &lp->run.r_poke);
   cn_unref(L, &lp->run.r_errh);
 }

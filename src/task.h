@@ -67,6 +67,8 @@ typedef struct cn_task {
   lua_Integer resumes;      /* times the loop resumed it */
   int64_t busy_ns;          /* time spent on it, while accounting is on */
   uint64_t allocated;       /* bytes allocated while it ran */
+  /* core.c (names.c): where it was spawned, for its errors */
+  int site, site_line;
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
 } cn_task;

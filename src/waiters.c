@@ -23,6 +23,7 @@
 #include <lauxlib.h>
 
 #include "mem.h"
+#include "names.h"
 #include "park.h"
 #include "task.h"
 #include "waiters.h"
@@ -126,9 +127,13 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind
   obj = lua_absindex(L, obj);
   inner = lua_absindex(L, inner);
   if (fd >= lp->waiters.nfd) grow_fds(L, lp, fd);
-  if (native && lp->waiters.natslot[key] != 0)
-    luaL_error(L, "%s waker already set, sockets can only block one thread per waker kind",
-               cn_kind_name(kind));
+  if (native && lp->waiters.natslot[key] != 0) {
+    luaL_checkstack(L, 4, NULL);
+    cn_push_label(L, lp, slot);
+    cn_push_object_name(L, obj);
+    luaL_error(L, "%s waker already set, sockets can only block one thread per waker kind\n"
+               "(task %s waiting on %s)", cn_kind_name(kind), lua_tostring(L, -2), lua_tostring(L, -1));
+  }
   /* Another socket on a watched fd number may be a different file that reuses
    * the number of a closed one, which epoll dropped by itself: tell the poller
    * again. The same socket waiting again costs nothing. */
@@ -246,7 +251,7 @@ static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
   for (j = 0; j < nobj; j++) {
     int o = top + 2 + j;
     if (lua_getfield(L, o, "_wake") == LUA_TNIL)
-      luaL_error(L, "non-wakeable socket (an object polled for %s has no _wake method)",
+      luaL_error(L, "non-wakeable socket\n(an object polled for %s has no _wake method)",
                  cn_kind_name(kind));
     lua_pushvalue(L, o);
     lua_pushstring(L, cn_kind_name(kind));

@@ -10,7 +10,7 @@ local tcp = require "cosock.socket.tcp"
 local udp = require "cosock.socket.udp"
 local wrap = require "cosock.socket.wrap"
 
-local yield = coroutine.yield
+local yield = require("cosock.core").yield -- coroutine.yield, clearer outside a task
 local type, error, pcall, setmetatable, getmetatable, select, rawset, tostring =
   type, error, pcall, setmetatable, getmetatable, select, rawset, tostring
 local compat = require "cosock.compat"

@@ -10,11 +10,11 @@
 ---   now(), sleep_until(t), after(s, fn, ...), every(s, fn, ...), timeout(s)
 
 local type, error, tostring, getmetatable = type, error, tostring, getmetatable
-local yield = coroutine.yield
 local compat = require "cosock.compat"
 local pack, unpack = compat.pack, compat.unpack
 
 local core = require "cosock.core"
+local yield = core.yield -- coroutine.yield, clearer outside a task
 local channel = require "cosock.channel"
 
 local monotime, spawn, grid_next = core.monotime, core.spawn, core.grid_next

@@ -8,9 +8,13 @@
 
 # Output that legitimately differs: the library's own file names and line
 # numbers, library and C frames of tracebacks (collapsed to one line),
-# addresses, the clock of the stall dump. Everything else is compared.
+# addresses, the clock of the stall dump, and the lines cosock-native adds to
+# errors to name their task (a task's traceback ends with "(in task ...)"; a
+# wait's error has "(task ...)" after cosock's line). Everything else is
+# compared.
 normalise() {
-	sed -e "s#$ref/#<lib>/#g" -e "s#$top/lua/#<lib>/#g" \
+	sed -e '/^	(in \(an unnamed \)\{0,1\}task[ ,]/d' -e '/^(task .*)$/d' \
+		-e "s#$ref/#<lib>/#g" -e "s#$top/lua/#<lib>/#g" \
 		-e 's#<lib>/[A-Za-z0-9_/.]*\.lua:[0-9]*:#<lib>:#g' \
 		-e 's#<lib>/[A-Za-z0-9_/.]*\.lua#<lib>#g' \
 		-e 's/0x[0-9a-fA-F]\{4,\}/0x?/g' \

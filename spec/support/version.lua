@@ -14,8 +14,7 @@ V.integers = math.type ~= nil
 
 --- Lua's own messages for a yield across a C call (where nothing can yield:
 --- a callback from C without a continuation; on PUC 5.1 also inside pcall)
---- and for a yield outside any coroutine. 5.1 and LuaJIT give the first for
---- both.
+--- (a cosock wait outside any task says more: V.WAIT_OUTSIDE).
 if V.puc51 then
   V.YIELD_ACROSS = "attempt to yield across metamethod/C-call boundary"
 elseif V.jit then
@@ -23,7 +22,10 @@ elseif V.jit then
 else
   V.YIELD_ACROSS = "attempt to yield across a C-call boundary"
 end
-V.YIELD_OUTSIDE = (V.puc51 or V.jit) and V.YIELD_ACROSS or "attempt to yield from outside a coroutine"
+--- A cosock wait on the main thread, on every version: Lua's words for a
+--- yield there (5.3's), then what to do instead.
+V.WAIT_OUTSIDE = "attempt to yield from outside a coroutine (a cosock wait must run in a task: "
+  .. "call it from a function given to cosock.spawn, then cosock.run())"
 
 --- The argument number an argument error of a method that waits gives for
 --- argument n of a method call (self not counted). On 5.1, 5.2 and LuaJIT

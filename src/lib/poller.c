@@ -138,25 +138,15 @@ static int collect_invalid(cn_poller *p, cn_event *out) {
   return n;
 }
 
-/* One wait, retried on EINTR with the time left; start is when it began. */
-static int wait_once(cn_poller *p, double timeout, double start) {
-  double deadline = timeout >= 0 ? start + timeout : -1;
-  int n;
-  for (;;) {
-    n = p->backend->wait(p->state, timeout, p->events, p->nevents);
-    if (n >= 0) return n;
-    if (errno == EBADF) {
-      n = collect_invalid(p, p->events);
-      if (n > 0) return n;
-      errno = EBADF;
-      return -1;
-    }
-    if (errno != EINTR) return -1;
-    if (deadline >= 0) {
-      timeout = deadline - cn_clock_now();
-      if (timeout < 0) timeout = 0;
-    }
-  }
+/* One wait. EINTR is not retried here: it goes back to the caller, which
+ * lets Lua's signal hooks run (Ctrl-C) and then waits with the time left. */
+static int wait_once(cn_poller *p, double timeout) {
+  int n = p->backend->wait(p->state, timeout, p->events, p->nevents);
+  if (n >= 0 || errno != EBADF) return n;
+  n = collect_invalid(p, p->events);
+  if (n > 0) return n;
+  errno = EBADF;
+  return -1;
 }
 
 /* A wait that returned events this soon did not sleep: they were there. */
@@ -167,17 +157,17 @@ int cn_poller_wait(cn_poller *p, double timeout, cn_event **out) {
   int n;
   if (grow_events(p, 1) != 0) return -1;
   *out = p->events;
-  if (timeout == 0) return wait_once(p, 0, 0);
+  if (timeout == 0) return wait_once(p, 0);
   /* Under load the fds are ready before the loop asks. Asking without a
    * timeout is then cheaper: the kernel arms no timer and queues no waiter
    * (select: about 10% of the call; a far timer costs most). Only while the
    * last wait did not sleep, so an idle loop does not pay an extra call. */
   if (p->hot) {
-    n = wait_once(p, 0, 0);
+    n = wait_once(p, 0);
     if (n != 0) return n;
   }
   start = cn_clock_now();
-  n = wait_once(p, timeout, start);
+  n = wait_once(p, timeout);
   p->hot = n > 0 && cn_clock_now() - start < HOT_WAIT;
   return n;
 }

@@ -33,7 +33,7 @@ typedef struct cn_backend {
   /* Changes the interest in fd from oldmask to newmask (either may be 0). */
   int (*set)(void *state, int fd, int oldmask, int newmask);
   /* Waits up to timeout seconds (< 0: no limit) and fills at most max events.
-   * Returns the count; EINTR is returned to the caller, which retries. */
+   * Returns the count, or -1 with errno (EINTR included: see cn_poller_wait). */
   int (*wait)(void *state, double timeout, cn_event *out, int max);
 } cn_backend;
 
@@ -67,8 +67,9 @@ void cn_poller_free(cn_poller *p);
 int cn_poller_set(cn_poller *p, int fd, int mask, int force);
 /* The applied mask of fd. */
 int cn_poller_get(const cn_poller *p, int fd);
-/* Waits up to timeout seconds (< 0: no limit), retrying on EINTR with the time
- * left. Fds found closed are reported with CN_INVALID and forgotten. While
+/* Waits up to timeout seconds (< 0: no limit). A signal ends the wait: -1
+ * with errno EINTR, so that the caller can let the signal's handling run
+ * before it waits again with the time left. Fds found closed are reported with CN_INVALID and forgotten. While
  * events keep being ready at once, it first looks without waiting.
  * Returns the number of events stored in *out, or -1 with errno. */
 int cn_poller_wait(cn_poller *p, double timeout, cn_event **out);

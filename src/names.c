@@ -1,0 +1,89 @@
+/* names: how errors name tasks and objects.
+ *
+ * Where each task was spawned (file:line of the cosock.spawn call), so that
+ * a task's error can say it (run.c).
+ * Noted at every spawn, so it must cost little: the caller's debug info
+ * (lua_getinfo "Sl": a copy of the short file name and the line), and a
+ * number for the file instead of a string per task. The file names are kept
+ * once per loop, in a table made at the first spawn (file -> number and
+ * number -> file); the last one is also kept as a C pointer, so a program
+ * that spawns from one file does no table work at all. Files beyond
+ * MAX_SITES (chunks made by load() in a loop) are not noted. */
+#include "config.h"
+
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "compat.h"
+#include "names.h"
+
+#define MAX_SITES 1024
+
+int cn_site_here(lua_State *L, cn_loop *lp, int *line) {
+  lua_Debug ar;
+  int site;
+  *line = 0;
+  if (!lua_getstack(L, 2, &ar) || !lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) return 0;
+  *line = ar.currentline;
+  /* (last points into a string the table keeps) */
+  if (lp->sites.last != NULL && strcmp(lp->sites.last, ar.short_src) == 0) return lp->sites.last_site;
+  if (lp->sites.n >= MAX_SITES) return 0;
+  luaL_checkstack(L, 4, NULL);
+  if (lp->sites.r_files == 0) {
+    lua_newtable(L);
+    lp->sites.r_files = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->sites.r_files); /* files */
+  lua_pushstring(L, ar.short_src);                       /* files, name */
+  lua_pushvalue(L, -1);
+  lua_rawget(L, -3);                                     /* files, name, number or nil */
+  site = (int)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (site == 0) {
+    site = lp->sites.n + 1;
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, -3, site);                            /* may raise: nothing counted yet */
+    lua_pushvalue(L, -1);
+    lua_pushinteger(L, site);
+    lua_rawset(L, -4);
+    lp->sites.n = site;
+  }
+  lp->sites.last = lua_tostring(L, -1);
+  lp->sites.last_site = site;
+  lua_pop(L, 2);
+  return site;
+}
+
+void cn_site_push(lua_State *L, cn_loop *lp, int site, int line) {
+  if (site <= 0 || lp->sites.r_files == 0) {
+    lua_pushnil(L);
+    return;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->sites.r_files);
+  lua_rawgeti(L, -1, site);
+  lua_pushfstring(L, "%s:%d", lua_tostring(L, -1), line);
+  lua_replace(L, -3);
+  lua_pop(L, 1);
+}
+
+void cn_sites_free(lua_State *L, cn_loop *lp) {
+  cn_unref(L, &lp->sites.r_files);
+  lp->sites.last = NULL;
+  lp->sites.n = 0;
+}
+
+void cn_push_object_name(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  luaL_checkstack(L, 3, NULL);
+  lua_pushfstring(L, "%s: %p", luaL_typename(L, idx), lua_topointer(L, idx));
+  if (lua_istable(L, idx)) {
+    lua_pushliteral(L, "class");
+    lua_rawget(L, idx);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      lua_pushfstring(L, "%s %s", lua_tostring(L, -1), lua_tostring(L, -2));
+      lua_replace(L, -3);
+    }
+    lua_pop(L, 1);
+  }
+}
