@@ -61,6 +61,9 @@ m.set_error_handler = core.set_error_handler
 m.stats = core.stats
 m.set_accounting = core.set_accounting
 m.set_watchdog = core.set_watchdog
+-- close() wakes the tasks waiting on the object (off: cosock's close; see
+-- doc/reference.md, cosock.set_close_wakes).
+m.set_close_wakes = core.set_close_wakes
 
 m.socket = require "cosock.socket"
 m.channel = require "cosock.channel"

@@ -149,6 +149,7 @@ typedef struct cn_loop {
     int nwaitfds;             /* fds at least one task waits on */
     int r_fdsets, r_inner;    /* registry: protocol objects per fd, socket per fd */
     cn_fd_watcher watcher;    /* gets the ready fds that C code watches */
+    unsigned char close_wakes; /* set_close_wakes(true): close wakes waiters (else cosock's) */
   } waiters;
 
   /* handle.c */
