@@ -687,7 +687,22 @@ describe("cosock.socket.tcp", function()
       w:close()
     end)
 
-    it("close() calls the stored wakers (so a blocked task wakes), and drops them", function()
+    it("close() keeps the stored wakers uncalled by default, as cosock's close", function()
+      local w = socket.tcp()
+      local calls = {}
+      w:setwaker("recvr", function() calls[#calls + 1] = "recvr" end)
+      assert.equal(1, w:close())
+      assert.same({}, calls)
+      -- a waker set on a closed wrapper is not called either
+      w:setwaker("sendr", function() calls[#calls + 1] = "sendr" end)
+      assert.same({}, calls)
+      w:setwaker("recvr", nil)
+      w:setwaker("sendr", nil)
+    end)
+
+    it("with set_close_wakes(true), close() calls the stored wakers (so a blocked task wakes), and drops them", function()
+      cosock.set_close_wakes(true)
+      finally(function() cosock.set_close_wakes(false) end)
       local w = socket.tcp()
       local calls = {}
       w:setwaker("recvr", function() calls[#calls + 1] = "recvr" end)

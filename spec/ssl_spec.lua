@@ -135,7 +135,25 @@ describe("cosock.ssl #luasec", function()
   end)
 
   -- LuaSec's dohandshake on a closed object crashes the process (SIGSEGV).
-  it("a handshake on a closed wrapper, or one closed by another task during its wait, gives nil, 'closed'", function()
+  it("a handshake closed under it by another task waits for its timeout; on a closed wrapper it gives nil, 'closed'", function()
+    local r = {}
+    cosock.spawn(function()
+      local c, s = net.pair()
+      local ss = assert(cosock.ssl.wrap(s, certs.server_config()))
+      ss:settimeout(0.05)
+      cosock.spawn(function() socket.sleep(0.01); ss:close() end, "closer")
+      r.during = pack(ss:dohandshake()) -- the client never speaks: it waits
+      r.after = pack(ss:dohandshake())
+      c:close()
+    end, "server")
+    net.run()
+    assert.same({ n = 2, nil, "wantread" }, r.during)
+    assert.same({ n = 2, nil, "closed" }, r.after)
+  end)
+
+  it("with set_close_wakes(true), a handshake closed by another task during its wait gives nil, 'closed'", function()
+    cosock.set_close_wakes(true)
+    finally(function() cosock.set_close_wakes(false) end)
     local r = {}
     cosock.spawn(function()
       local c, s = net.pair()
@@ -197,7 +215,9 @@ describe("cosock.ssl #luasec", function()
     assert.same({ n = 1, "no newline" }, r["*a"])
   end)
 
-  it("close from another task wakes a task blocked in receive", function()
+  it("with set_close_wakes(true), close from another task wakes a task blocked in receive", function()
+    cosock.set_close_wakes(true)
+    finally(function() cosock.set_close_wakes(false) end)
     local r
     cosock.spawn(function()
       local sc, ss = tls_pair()
