@@ -1,5 +1,6 @@
 -- The examples that show the calls doc/reference.md lists and no other
--- example shows (timer_alarms, when_signals, dns_configure, op_sources) run
+-- example shows (timer_alarms, when_signals, dns_configure, op_sources,
+-- close_wakes) run
 -- and print what their headers say.
 
 local cosock = require "cosock"
@@ -39,6 +40,21 @@ describe("reference examples", function()
       "interval wait after cancel: nil cancelled",
       "run() returned",
     }, run_example("timer_alarms"))
+    L.assert_clean()
+  end)
+
+  it("close_wakes: close under a waiting reader and a select, with the switch off and on", function()
+    assert.same({
+      "close_wakes off: reader got nil timeout",
+      "close_wakes off: select over a closed receiver: timeout",
+      "close_wakes off: receive: nil closed",
+      "set_close_wakes(true) returned false",
+      "close_wakes on: reader got nil closed",
+      "close_wakes on: select over a closed receiver: ready",
+      "close_wakes on: receive: nil closed",
+      "run() returned",
+    }, run_example("close_wakes"))
+    assert.is_false(cosock.set_close_wakes(false))
     L.assert_clean()
   end)
 
