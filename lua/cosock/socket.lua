@@ -58,9 +58,18 @@ m.udp6 = maker(luasocket.udp6, udp_from)
 --- error (a socket that failed is closed). cosock 0.2.0 set reuseaddr after
 --- listen, where it does nothing, so a restarted server could not bind its
 --- port while a connection of the old one was in TIME_WAIT.
+-- A numeric address is its own lookup (no wait in the loop, as cosock's bind
+-- never waited for one).
+local numeric = require("cosock.core").dns_numeric
+local function addresses(host)
+  local f = numeric and numeric(host)
+  if f then return { { family = f == 6 and "inet6" or "inet", addr = host } } end
+  return m.dns.getaddrinfo(host)
+end
+
 function m.bind(host, port, backlog)
   if host == "*" then host = "0.0.0.0" end
-  local info, err = m.dns.getaddrinfo(host)
+  local info, err = addresses(host)
   if not info then return nil, err end
   err = "no info on address"
   for _, alt in ipairs(info) do
