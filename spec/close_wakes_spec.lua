@@ -171,6 +171,22 @@ describe("cosock.set_close_wakes", function()
     assert.equal(1, #r[true][1])
   end)
 
+  it("off: a receive right after a send on a closed wrapper says 'closed' at once (no wait first)", function()
+    local r
+    cosock.spawn(function()
+      local c, s = net.pair() -- (a timeout of net.TIMEOUT: a wait would end the spec's time)
+      c:close()
+      local ready = false
+      cosock.spawn(function() ready = true end, "other")
+      c:send("x")
+      r = pack(c:receive())
+      r.other_ran = ready
+      s:close()
+    end, "client")
+    net.run()
+    assert.same({ n = 3, nil, "closed", "", other_ran = false }, r)
+  end)
+
   describe("channels", function()
     it("off: a closed, empty receiver is not ready to select; receive says 'closed' at once", function()
       local r = {}

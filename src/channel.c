@@ -44,7 +44,7 @@
 #include "park.h"
 #include "run.h"
 #include "task.h"
-#include "waiters.h"
+#include "fidelity.h"
 
 #define UNBOUNDED (-1)
 

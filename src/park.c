@@ -11,6 +11,7 @@
 
 #include <lauxlib.h>
 
+#include "fidelity.h"
 #include "lib/clock.h"
 #include "mem.h"
 #include "park.h"

@@ -22,6 +22,7 @@
 
 #include <lauxlib.h>
 
+#include "fidelity.h"
 #include "mem.h"
 #include "park.h"
 #include "task.h"
@@ -351,7 +352,7 @@ static void fd_detach(lua_State *L, cn_loop *lp, int fd) {
 static void fd_closing(lua_State *L, cn_loop *lp, int fd) {
   cn_event ev;
   if (fd < 0 || fd >= lp->waiters.nfd) return;
-  if (lp->waiters.close_wakes) {
+  if (cn_close_wakes(lp)) {
     ev.fd = fd;
     ev.events = CN_READ | CN_WRITE;
     dispatch(L, lp, &ev, 1);
@@ -462,7 +463,6 @@ int cn_waiters_reset(lua_State *L, cn_loop *lp) {
   cn_poller_free(&lp->waiters.poller);
   free_arrays(lp);
   lp->waiters.poller = fresh;
-  lp->waiters.close_wakes = 0;                 /* reset restores cosock's close */
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_inner);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_fdsets);
   return 0;
@@ -487,7 +487,7 @@ static int l_closing(lua_State *L) {
   lua_Integer fd;
   luaL_checktype(L, 1, LUA_TTABLE);
   cn_fd_cache(L, 1, -1);
-  lua_pushboolean(L, lp->waiters.close_wakes);
+  lua_pushboolean(L, cn_close_wakes(lp));
   if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL || lua_getfield(L, -1, "getfd") == LUA_TNIL)
     return lua_settop(L, 2), 1;
   lua_insert(L, -2);
@@ -495,24 +495,6 @@ static int l_closing(lua_State *L) {
   fd = lua_tointegerx(L, -1, &isnum);
   if (isnum && fd >= 0 && fd < lp->waiters.nfd) fd_closing(L, lp, (int)fd);
   lua_settop(L, 2);
-  return 1;
-}
-
-/* close_wakes() -> whether set_close_wakes(true) is in force. */
-static int l_close_wakes(lua_State *L) {
-  lua_pushboolean(L, cn_close_wakes(cn_loop_get(L)));
-  return 1;
-}
-
-/* set_close_wakes(on) -> the previous setting (cosock.set_close_wakes). */
-static int l_set_close_wakes(lua_State *L) {
-  cn_loop *lp = cn_loop_get(L);
-  int was = lp->waiters.close_wakes;
-  if (lua_type(L, 1) != LUA_TBOOLEAN)
-    return luaL_error(L, "bad argument #1 to 'set_close_wakes' (boolean expected, got %s)",
-                      luaL_typename(L, 1));
-  lp->waiters.close_wakes = (unsigned char)lua_toboolean(L, 1);
-  lua_pushboolean(L, was);
   return 1;
 }
 
@@ -564,8 +546,7 @@ static int l_set_backend(lua_State *L) {
 
 void cn_waiters_open(lua_State *L) {
   static const luaL_Reg funcs[] = {
-    {"closing", l_closing}, {"forget_fd", l_forget_fd}, {"wake", l_wake}, {"set_backend", l_set_backend},
-    {"set_close_wakes", l_set_close_wakes}, {"close_wakes", l_close_wakes}, {NULL, NULL}
+    {"closing", l_closing}, {"forget_fd", l_forget_fd}, {"wake", l_wake}, {"set_backend", l_set_backend}, {NULL, NULL}
   };
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);

@@ -46,12 +46,6 @@ int cn_fd_cached(lua_State *L, int obj);
 /* Fills that cache (the wrapper at obj was registered on fd). */
 void cn_fd_cache(lua_State *L, int obj, int fd);
 
-/* cosock.set_close_wakes(true) is in force: closing a socket or a channel
- * wakes the tasks waiting on it, and a closed receiver is ready. Off (the
- * default, and after reset) close does as cosock 0.2.0: waiters stay parked
- * on their timeouts (doc/reference.md, set_close_wakes). */
-static inline int cn_close_wakes(const cn_loop *lp) { return lp->waiters.close_wakes; }
-
 static inline int cn_fd_waited(const cn_loop *lp) { return lp->waiters.nwaitfds; }
 static inline int cn_fd_polled(const cn_loop *lp) { return lp->waiters.poller.nfds; }
 static inline const char *cn_fd_backend(const cn_loop *lp) {
@@ -66,7 +60,7 @@ int cn_waiters_init(lua_State *L, cn_loop *lp, const cn_backend *b);
  * raise (before forgetting anything) when memory runs out. */
 int cn_waiters_reset(lua_State *L, cn_loop *lp);
 void cn_waiters_free(lua_State *L, cn_loop *lp);
-/* Adds closing, wake, set_backend and set_close_wakes to the module table on top (the loop
+/* Adds closing, forget_fd, wake and set_backend to the module table on top (the loop
  * just below it). */
 void cn_waiters_open(lua_State *L);
 

@@ -35,6 +35,7 @@ local M = {}
 -- path for our own wrappers (see M.methods and M.close).
 local core = require "cosock.core"
 local closing, forget_fd, close_wakes = core.closing, core.forget_fd, core.close_wakes
+local luasocket_timeouts = core.luasocket_timeouts
 local wake_native = core.wake
 
 local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
@@ -51,12 +52,15 @@ M.wait = core.wait
 -- Methods shared by every wrapper kind
 ---------------------------------------------------------------------------
 
---- settimeout(t [, mode]): LuaSocket's timeouts, its mode read as LuaSocket reads
---- it, by the first letter: "t" or "r" ("total", "return") limits the whole call;
---- "b" (the default; "block") each wait, and so does any other mode (cosock 0.2.0
---- ignores the mode; LuaSocket would raise). nil: no limit; 0 or negative: fail at
---- once with the inner object's values (cosock's quirk for negative values, which
---- LuaSocket reads as no limit). Returns 1.0 (tls wrappers: nothing).
+--- settimeout(t [, mode]): cosock's timeouts: t limits each wait of a call
+--- (LuaSocket's "b"), whatever the mode, as cosock 0.2.0 ignores it. With
+--- cosock.set_luasocket_timeouts(true) the mode is read as LuaSocket reads it, by
+--- the first letter: "t" or "r" ("total", "return") limits the whole call; "b"
+--- (the default; "block") each wait, and so does any other mode (LuaSocket would
+--- raise). nil: no limit; 0 or negative: the call fails with the inner object's
+--- values after one yield (at once with set_luasocket_timeouts(true)); negative
+--- is cosock's quirk, which LuaSocket reads as no limit. Returns 1.0 (tls
+--- wrappers: nothing).
 function M.settimeout(self, t, mode)
   if t ~= nil then
     local n = tonumber(t)
@@ -66,7 +70,7 @@ function M.settimeout(self, t, mode)
     t = n
   end
   local m = type(mode) == "string" and mode:sub(1, 1)
-  if m == "t" or m == "r" then
+  if (m == "t" or m == "r") and luasocket_timeouts() then
     self.total = t
   else
     self.timeout = t
