@@ -1,6 +1,6 @@
 -- The examples that show the calls doc/reference.md lists and no other
 -- example shows (timer_alarms, when_signals, dns_configure, op_sources,
--- close_wakes) run
+-- close_wakes, luasocket_timeouts) run
 -- and print what their headers say.
 
 local cosock = require "cosock"
@@ -55,6 +55,19 @@ describe("reference examples", function()
       "run() returned",
     }, run_example("close_wakes"))
     assert.is_false(cosock.set_close_wakes(false))
+    L.assert_clean()
+  end)
+
+  it("luasocket_timeouts: polls with settimeout(0) and a 't' timeout, with the switch off and on", function()
+    assert.same({
+      "off: 3 polls with settimeout(0), ticker ran 3 times in between",
+      'off: settimeout(0.3, "t"): "abcdef"',
+      "set_luasocket_timeouts(true) returned false",
+      "on: 3 polls with settimeout(0), ticker ran 0 times in between",
+      'on: settimeout(0.3, "t"): nil timeout "abcd"',
+      "run() returned",
+    }, run_example("luasocket_timeouts"))
+    assert.is_false(cosock.set_luasocket_timeouts(false))
     L.assert_clean()
   end)
 
