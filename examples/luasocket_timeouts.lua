@@ -4,17 +4,17 @@
 -- Shows: a reader polling with settimeout(0) while a ticker task counts
 -- (off: each failed receive yields once, so the ticker runs between polls;
 -- on: the receive fails at once and the ticker waits for the reader's next
--- real wait); settimeout(t, "t") on a line that trickles in (off: t limits
--- each wait, the line arrives whole; on: t limits the whole call, it times
--- out with the partial line).
+-- real wait); settimeout(1, "t") on a line that trickles in, two bytes every
+-- 0.3 s, 1.2 s in all (off: 1 s limits each wait, the line arrives whole; on:
+-- 1 s limits the whole call, which times out with the part that came).
 --
 -- Run from a checkout, after a build:  ./scripts/run-example.sh luasocket_timeouts
 -- It prints:
 --   off: 3 polls with settimeout(0), ticker ran 3 times in between
---   off: settimeout(0.3, "t"): "abcdef"
+--   off: settimeout(1, "t"): "abcdefghij"
 --   set_luasocket_timeouts(true) returned false
 --   on: 3 polls with settimeout(0), ticker ran 0 times in between
---   on: settimeout(0.3, "t"): nil timeout "abcd"
+--   on: settimeout(1, "t"): nil timeout, with the start of the line
 --   run() returned
 local cosock = require "cosock"
 local socket = cosock.socket
@@ -45,22 +45,23 @@ local function round(label)
   socket.sleep(0)
   assert(not ticker:is_alive())
 
-  -- A line that arrives two bytes every 0.2 s.
+  -- A line that arrives two bytes every 0.3 s.
   cosock.spawn(function()
-    for _, piece in ipairs({ "ab", "cd", "ef\n" }) do
+    for _, piece in ipairs({ "ab", "cd", "ef", "gh", "ij\n" }) do
       peer:send(piece)
-      socket.sleep(0.2)
+      socket.sleep(0.3)
     end
   end, "trickler")
   client:settimeout(nil)                   -- (the block timeout of the polls goes)
-  client:settimeout(0.3, "t")
+  client:settimeout(1, "t")
   local line, err, partial = client:receive()
   if line then
-    print(label .. ': settimeout(0.3, "t"): "' .. line .. '"')
+    print(label .. ': settimeout(1, "t"): "' .. line .. '"')
   else
-    print(label .. ': settimeout(0.3, "t"): nil ' .. err .. ' "' .. partial .. '"')
+    local start = ("abcdefghij"):sub(1, #partial) == partial and "the start of the line" or partial
+    print(label .. ': settimeout(1, "t"): nil ' .. err .. ", with " .. start)
   end
-  socket.sleep(0.5)                        -- the trickler ends
+  socket.sleep(1.5)                        -- the trickler ends
   client:close()
   peer:close()
 end

@@ -13,7 +13,8 @@ local certs_mod = require "spec.support.certs"
 
 local socket, channel = cosock.socket, cosock.channel
 local pack = net.pack
-local SHORT = 0.1 -- the waiter's timeout; the close comes well before it
+local SHORT = 0.1 -- the waiter's timeout where a late close gives the same result
+local LONG = 1    -- where the close must come first (a loaded machine is slow)
 
 -- Inside a task: runs call(sock) in a task of its own with sock's timeout set
 -- to tmo, closes sock from here 0.02 s later, then opens a udp socket (which
@@ -226,7 +227,7 @@ describe("cosock.set_close_wakes", function()
       local r = {}
       cosock.spawn(function()
         local _, rx = channel.new()
-        rx:settimeout(SHORT)
+        rx:settimeout(LONG)
         cosock.spawn(function()
           socket.sleep(0.01)
           rx:close()
@@ -249,7 +250,7 @@ describe("cosock.set_close_wakes", function()
         cosock.spawn(function() socket.sleep(0.01); rx:close() end, "receiver closes")
         r.other_end = pack(tx:send("waits"))
         local tx2 = channel.new(1)
-        tx2:settimeout(SHORT)
+        tx2:settimeout(LONG)
         tx2:send("fills it")
         cosock.spawn(function() socket.sleep(0.01); tx2:close() end, "sender closes")
         r.own_end = pack(tx2:send("waits"))

@@ -65,26 +65,20 @@ describe("cosock.set_luasocket_timeouts", function()
   end
 
   for _, t in ipairs({ 0, -1 }) do
-    it("off: a timeout of " .. t .. " fails a call after one yield (other tasks run first)", function()
-      local r
-      cosock.spawn(function() r = zero_timeout_calls(t) end, "poller")
-      net.run()
-      assert.same({ n = 3, nil, "timeout", "" }, r.receive)
-      assert.same({ n = 2, nil, "timeout" }, r.accept)
-      assert.same({ n = 2, nil, "timeout" }, r.udp)
-      assert.same({ receive = true, accept = true, udp = true }, r.ran)
-    end)
-
-    it("on: a timeout of " .. t .. " fails a call at once, the same values", function()
-      cosock.set_luasocket_timeouts(true)
-      local r
-      cosock.spawn(function() r = zero_timeout_calls(t) end, "poller")
-      net.run()
-      assert.same({ n = 3, nil, "timeout", "" }, r.receive)
-      assert.same({ n = 2, nil, "timeout" }, r.accept)
-      assert.same({ n = 2, nil, "timeout" }, r.udp)
-      assert.same({ receive = false, accept = false, udp = false }, r.ran)
-    end)
+    for _, on in ipairs({ false, true }) do
+      local what = on and "on: a timeout of " .. t .. " fails a call at once, the same values"
+        or "off: a timeout of " .. t .. " fails a call after one yield (other tasks run first)"
+      it(what, function()
+        cosock.set_luasocket_timeouts(on)
+        local r
+        cosock.spawn(function() r = zero_timeout_calls(t) end, "poller")
+        net.run()
+        assert.same({ n = 3, nil, "timeout", "" }, r.receive)
+        assert.same({ n = 2, nil, "timeout" }, r.accept)
+        assert.same({ n = 2, nil, "timeout" }, r.udp)
+        assert.same({ receive = not on, accept = not on, udp = not on }, r.ran)
+      end)
+    end
   end
 
   it("off: a task polling a socket with settimeout(0) leaves the processor to the others", function()
