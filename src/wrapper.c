@@ -96,6 +96,10 @@ static int may_wait(const timeouts *tm) {
   return !(tm->has_block && tm->block == 0) && !(tm->has_total && tm->total == 0);
 }
 
+/* The deadline of a call whose zero timeout yields once (see wait_begin): no
+ * real deadline is negative infinity. */
+#define ZERO_WAIT (-HUGE_VAL)
+
 /* Starts a wait of the wrapper at self for kind. dl is the stack slot of the
  * call's deadline: nil before its first wait, then kept there across waits.
  * known: the wrapper's timeouts when the caller has just read them, else NULL.
@@ -123,10 +127,10 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
     if (!tm.has_block || tm.block != 0) tmo.is_int = 0;
     tmo.set = 1;
     tmo.secs = 0;
-    if (lua_isnil(L, dl)) {
-      lua_pushnumber(L, HUGE_VAL);
-      lua_replace(L, dl);
-    }
+    /* The call fails after this wait, however it ends (cosock's gets the
+     * timeout even when the socket became ready in the same pass). */
+    lua_pushnumber(L, ZERO_WAIT);
+    lua_replace(L, dl);
   } else {
     if (lua_isnil(L, dl)) {                    /* the call's first wait */
       lua_pushnumber(L, tm.has_total ? (now = cn_clock_now()) + tm.total : HUGE_VAL);
@@ -166,8 +170,10 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
 }
 
 /* After a wait: true when the loop ended it with a timeout (its values are
- * on top of the stack, the third is the error). */
+ * on top of the stack, the third is the error), or it was a zero timeout's
+ * one yield (the deadline at base is ZERO_WAIT). */
 static int wait_timed_out(lua_State *L, int base) {
+  if (lua_type(L, base) == LUA_TNUMBER && lua_tonumber(L, base) == ZERO_WAIT) return 1;
   return lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT));
 }
 
