@@ -43,8 +43,8 @@ cosock.spawn(function()
   local silent = assert(socket.udp())
   assert(silent:setsockname("127.0.0.1", 0))
   local _, port = silent:getsockname()
-  cosock.spawn(function()
-    while silent:receivefrom() do end -- until closed below
+  local server = cosock.spawn(function()
+    while silent:receivefrom() do end -- until cancelled below
   end, "silent server")
 
   -- 0.1 s for the first try, 0.2 s for the second (each round waits twice
@@ -70,7 +70,9 @@ cosock.spawn(function()
     -- setservers keeps configure's timeout and tries; configure{} resets all.
     show("configure{}:", dns.configure {})
   end
+  -- (closing the socket does not wake the server's task, as on cosock)
   silent:close()
+  server:cancel()
 end, "main")
 
 cosock.run()

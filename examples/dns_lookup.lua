@@ -37,7 +37,7 @@ local function dns_server(zone)
   local udp = assert(socket.udp())
   assert(udp:setsockname("127.0.0.1", 0))
   local held = {}
-  cosock.spawn(function()
+  local task = cosock.spawn(function()
     while true do
       local q, ip, port = udp:receivefrom()
       if not q then break end
@@ -67,14 +67,20 @@ local function dns_server(zone)
     held[name] = nil
     zone[name] = true
   end
-  return udp, "127.0.0.1:" .. select(2, udp:getsockname()), release
+  -- Stopping it: closing its socket does not wake its task (as on cosock),
+  -- so the task is cancelled too.
+  local function stop()
+    udp:close()
+    task:cancel()
+  end
+  return stop, "127.0.0.1:" .. select(2, udp:getsockname()), release
 end
 
 cosock.spawn(function()
   print("localhost -> " .. dns.toip("localhost") .. " (from /etc/hosts)")
   if dns.resolver ~= "c-ares" then return end
 
-  local server, address, release = dns_server {
+  local stop_server, address, release = dns_server {
     ["echo.example.test"] = true, ["slow.example.test"] = "held", ["late.example.test"] = "held",
   }
   assert(dns.setservers { address })
@@ -117,7 +123,7 @@ cosock.spawn(function()
 
   print("nosuch.example.test: " .. tostring(select(1, dns.toip("nosuch.example.test"))) ..
     " " .. select(2, dns.getaddrinfo("nosuch.example.test")))
-  server:close()
+  stop_server()
 end, "main")
 
 cosock.run()

@@ -64,6 +64,11 @@ m.set_error_handler = core.set_error_handler
 m.stats = core.stats
 m.set_accounting = core.set_accounting
 m.set_watchdog = core.set_watchdog
+-- Switches for improvements a cosock 0.2.0 program would notice, off by
+-- default (doc/reference.md): close() wakes the tasks waiting on the object;
+-- timeouts as LuaSocket means them ("t" mode, a zero timeout without a yield).
+m.set_close_wakes = core.set_close_wakes
+m.set_luasocket_timeouts = core.set_luasocket_timeouts
 
 m.socket = require "cosock.socket"
 m.channel = require "cosock.channel"

@@ -137,7 +137,9 @@ describe("rendezvous channel", function()
     assert.same({ n = 1, true }, r.b)
   end)
 
-  it("close wakes the waiting senders with nil, 'closed' and a waiting receiver too", function()
+  -- Two senders wait, closer_of(tx, rx) closes the channel; then a receive
+  -- waits and the sender closes. Every waiter gets nil, "closed".
+  local function close_wakes_waiters(closer_of)
     local r = { senders = {} }
     cosock.spawn(function()
       local tx, rx = channel.new(0)
@@ -145,7 +147,7 @@ describe("rendezvous channel", function()
         cosock.spawn(function() add(r.senders, pack(tx:send(i))) end, "sender " .. i)
       end
       socket.sleep(0)
-      tx:close()
+      closer_of(tx, rx):close()
       r.received = pack(rx:receive()) -- their messages are gone with them
       local tx2, rx2 = channel.new(0)
       cosock.spawn(function() socket.sleep(0); tx2:close() end, "closer")
@@ -155,6 +157,16 @@ describe("rendezvous channel", function()
     assert.same({ { n = 2, nil, "closed" }, { n = 2, nil, "closed" } }, r.senders)
     assert.same({ n = 2, nil, "closed" }, r.received)
     assert.same({ n = 2, nil, "closed" }, r.waiting_receiver)
+  end
+
+  it("the receiver's close wakes the waiting senders with nil, 'closed'; the sender's a waiting receiver", function()
+    close_wakes_waiters(function(_, rx) return rx end)
+  end)
+
+  it("with set_close_wakes(true), the sender's close wakes the waiting senders too", function()
+    cosock.set_close_wakes(true)
+    finally(function() cosock.set_close_wakes(false) end)
+    close_wakes_waiters(function(tx) return tx end)
   end)
 
   it("a cancelled sender's message is never received, and the next sender is served", function()

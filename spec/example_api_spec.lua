@@ -1,5 +1,6 @@
 -- The examples that show the calls doc/reference.md lists and no other
--- example shows (timer_alarms, when_signals, dns_configure, op_sources) run
+-- example shows (timer_alarms, when_signals, dns_configure, op_sources,
+-- close_wakes, luasocket_timeouts) run
 -- and print what their headers say.
 
 local cosock = require "cosock"
@@ -39,6 +40,34 @@ describe("reference examples", function()
       "interval wait after cancel: nil cancelled",
       "run() returned",
     }, run_example("timer_alarms"))
+    L.assert_clean()
+  end)
+
+  it("close_wakes: close under a waiting reader and a select, with the switch off and on", function()
+    assert.same({
+      "close_wakes off: reader got nil timeout",
+      "close_wakes off: select over a closed receiver: timeout",
+      "close_wakes off: receive: nil closed",
+      "set_close_wakes(true) returned false",
+      "close_wakes on: reader got nil closed",
+      "close_wakes on: select over a closed receiver: ready",
+      "close_wakes on: receive: nil closed",
+      "run() returned",
+    }, run_example("close_wakes"))
+    assert.is_false(cosock.set_close_wakes(false))
+    L.assert_clean()
+  end)
+
+  it("luasocket_timeouts: polls with settimeout(0) and a 't' timeout, with the switch off and on", function()
+    assert.same({
+      "off: 3 polls with settimeout(0), ticker ran 3 times in between",
+      'off: settimeout(1, "t"): "abcdefghij"',
+      "set_luasocket_timeouts(true) returned false",
+      "on: 3 polls with settimeout(0), ticker ran 0 times in between",
+      'on: settimeout(1, "t"): nil timeout, with the start of the line',
+      "run() returned",
+    }, run_example("luasocket_timeouts"))
+    assert.is_false(cosock.set_luasocket_timeouts(false))
     L.assert_clean()
   end)
 

@@ -123,13 +123,13 @@ describe("cosock.socket.http", function()
     assert.equal(404, r.nf_code)
   end)
 
-  it("connection refused comes back as a single nil (cosock's protect drops the message)", function()
+  it("connection refused comes back as nil, 'connection refused' (LuaSocket's protect)", function()
     local r
     cosock.spawn(function()
       r = net.pack(http.request("http://127.0.0.1:" .. net.dead_port() .. "/"))
     end, "client")
     net.run()
-    assert.same({ n = 1 }, r)
+    assert.same({ n = 2, nil, "connection refused" }, r)
   end)
 
   it("several requests run concurrently", function()

@@ -1,8 +1,9 @@
 -- settimeout with a negative value on tcp, udp and tls wrappers: as in cosock
 -- 0.2.0, a call that would wait fails at once with the timeout values (LuaSocket
--- itself reads a negative timeout as "no limit"). Each case has a second task
--- that makes the socket ready a little later: a call that waited would get its
--- data instead of the timeout. A total ("t") timeout bounds every wait.
+-- itself reads a negative timeout as "no limit"), after the one yield cosock's
+-- makes. Each case has a second task that makes the socket ready once the
+-- calls returned (a go signal, not a time): a call that waited for the data
+-- would never return, and run would end with the stall error.
 
 local cosock = require "cosock"
 local net = require "spec.support.net"
@@ -11,13 +12,14 @@ local certs_mod = require "spec.support.certs"
 local socket = cosock.socket
 local pack = net.pack
 
--- The block timeout `t`, and a total one so that no call can wait for ever.
+-- The block timeout `t` (a "t" mode is cosock's block timeout too, unless
+-- cosock.set_luasocket_timeouts(true)).
 local function limit(w, t)
   w:settimeout(net.TIMEOUT, "t")
   w:settimeout(t)
 end
 
-describe("a negative wrapper timeout expires at once", function()
+describe("a negative wrapper timeout expires after one yield", function()
   before_each(function() cosock.reset() end)
   after_each(function() net.check_clean() end)
 
@@ -27,8 +29,9 @@ describe("a negative wrapper timeout expires at once", function()
       cosock.spawn(function()
         local srv, port = net.listen()
         local c, s = net.pair()
+        local go_tx, go_rx = cosock.channel.new()
         cosock.spawn(function()
-          socket.sleep(0.01)
+          go_rx:receive()
           c:send("late\n")
           local c2 = socket.tcp()
           c2:settimeout(net.TIMEOUT)
@@ -42,6 +45,7 @@ describe("a negative wrapper timeout expires at once", function()
         r.all = pack(s:receive("*a"))
         limit(srv, t)
         r.accept = pack(srv:accept())
+        go_tx:send(true)
         s:settimeout(net.TIMEOUT)
         r.after = s:receive()
         srv:settimeout(net.TIMEOUT)
@@ -62,8 +66,9 @@ describe("a negative wrapper timeout expires at once", function()
         local u = socket.udp()
         assert(u:setsockname("127.0.0.1", 0))
         local ip, port = u:getsockname()
+        local go_tx, go_rx = cosock.channel.new()
         cosock.spawn(function()
-          socket.sleep(0.01)
+          go_rx:receive()
           local v = socket.udp()
           assert(v:sendto("late", ip, port))
           v:close()
@@ -71,6 +76,7 @@ describe("a negative wrapper timeout expires at once", function()
         limit(u, t)
         r.receive = pack(u:receive())
         r.receivefrom = pack(u:receivefrom())
+        go_tx:send(true)
         u:settimeout(net.TIMEOUT)
         r.after = u:receive()
         u:close()
@@ -95,15 +101,17 @@ describe("a negative wrapper timeout expires at once", function()
         local ss = assert(cosock.ssl.wrap(s, certs.server_config()))
         sc:settimeout(net.TIMEOUT)
         ss:settimeout(net.TIMEOUT)
+        local go_tx, go_rx = cosock.channel.new()
         cosock.spawn(function()
           assert(ss:dohandshake())
-          socket.sleep(0.02)
+          go_rx:receive()
           ss:send("late\n")
         end, "server")
         assert(sc:dohandshake())
         limit(sc, -1)
         r.line = pack(sc:receive())
         r.bytes = pack(sc:receive(3))
+        go_tx:send(true)
         sc:settimeout(net.TIMEOUT)
         r.after = sc:receive()
         sc:close(); ss:close()

@@ -241,14 +241,35 @@ describe("cosock.socket.tcp", function()
       assert.same({ nil, "timeout", "", n = 3 }, last)
     end)
 
-    it("a 't' timeout limits the whole call", function()
+    it("a 't' timeout limits each wait by default, as cosock ignores the mode", function()
+      local res = receive_from_trickler(0.2, "t")
+      assert.is_nil(res[1])
+      assert.equal("closed", res[2]) -- the trickler's 100 bytes came, then it closed
+      assert.equal(100, #res[3])
+    end)
+
+    it("settimeout by default sets the block timeout whatever the mode, as cosock", function()
+      local w = socket.tcp()
+      for i, mode in ipairs({ "b", "t", "return", "x", 42 }) do
+        assert.equal(1.0, w:settimeout(i, mode))
+        assert.equal(i, w.timeout)
+      end
+      assert.is_nil(w.total)
+      w:close()
+    end)
+
+    it("with set_luasocket_timeouts(true) a 't' timeout limits the whole call", function()
+      cosock.set_luasocket_timeouts(true)
+      finally(function() cosock.set_luasocket_timeouts(false) end)
       local res = receive_from_trickler(0.2, "t")
       assert.is_nil(res[1])
       assert.equal("timeout", res[2])
       assert.is_true(#res[3] > 0 and #res[3] < 100, "partial " .. #res[3])
     end)
 
-    it("settimeout takes LuaSocket's modes; any other mode sets the block timeout, as cosock does", function()
+    it("with set_luasocket_timeouts(true) settimeout takes LuaSocket's modes; any other mode sets the block timeout", function()
+      cosock.set_luasocket_timeouts(true)
+      finally(function() cosock.set_luasocket_timeouts(false) end)
       local w = socket.tcp()
       assert.equal(1.0, w:settimeout(1, "b"))
       assert.equal(1.0, w:settimeout(2, "t"))
@@ -687,7 +708,22 @@ describe("cosock.socket.tcp", function()
       w:close()
     end)
 
-    it("close() calls the stored wakers (so a blocked task wakes), and drops them", function()
+    it("close() keeps the stored wakers uncalled by default, as cosock's close", function()
+      local w = socket.tcp()
+      local calls = {}
+      w:setwaker("recvr", function() calls[#calls + 1] = "recvr" end)
+      assert.equal(1, w:close())
+      assert.same({}, calls)
+      -- a waker set on a closed wrapper is not called either
+      w:setwaker("sendr", function() calls[#calls + 1] = "sendr" end)
+      assert.same({}, calls)
+      w:setwaker("recvr", nil)
+      w:setwaker("sendr", nil)
+    end)
+
+    it("with set_close_wakes(true), close() calls the stored wakers (so a blocked task wakes), and drops them", function()
+      cosock.set_close_wakes(true)
+      finally(function() cosock.set_close_wakes(false) end)
       local w = socket.tcp()
       local calls = {}
       w:setwaker("recvr", function() calls[#calls + 1] = "recvr" end)

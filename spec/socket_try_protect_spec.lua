@@ -1,6 +1,7 @@
 -- cosock.socket.try / newtry / protect: Lua versions (a task may yield inside
--- them) that behave as cosock 0.2.0's: protect gives a single nil for any try
--- failure, re-raises other errors with error(e, 3) from a tail call (so a
+-- them) that behave as cosock 0.2.0's, except that protect gives nil and the
+-- try's message for a try failure, as LuaSocket's protect (cosock 0.2.0 gave a
+-- lone nil, losing the message), re-raises other errors with error(e, 3) from a tail call (so a
 -- string gets the position of the protected function's caller's caller), and
 -- newtry ignores a finalizer that is not a function.
 
@@ -50,14 +51,14 @@ describe("cosock.socket try / newtry / protect", function()
       assert.same({ n = 3, 1, 2, nil }, pack(f(1, 2)))
     end)
 
-    it("gives a single nil for a failed try, whatever its message", function()
-      assert.same({ n = 1 }, pack(socket.protect(function() socket.try(nil, "msg") end)()))
-      assert.same({ n = 1 }, pack(socket.protect(function() socket.try(nil, 5) end)()))
-      assert.same({ n = 1 }, pack(socket.protect(function() socket.try(nil) end)()))
+    it("gives nil and the try's message for a failed try, as LuaSocket's protect", function()
+      assert.same({ n = 2, nil, "msg" }, pack(socket.protect(function() socket.try(nil, "msg") end)()))
+      assert.same({ n = 2, nil, 5 }, pack(socket.protect(function() socket.try(nil, 5) end)()))
+      assert.same({ n = 2, nil, nil }, pack(socket.protect(function() socket.try(nil) end)()))
       local nested = socket.protect(function()
         return socket.protect(function() socket.try(nil, "inner") end)()
       end)
-      assert.same({ n = 1 }, pack(nested()))
+      assert.same({ n = 2, nil, "inner" }, pack(nested()))
     end)
 
     it("re-raises a string error with the position of its caller's caller", function()
@@ -113,7 +114,7 @@ describe("cosock.socket try / newtry / protect", function()
       local calls, args = 0, nil
       local try = socket.newtry(function(...) calls = calls + 1; args = select("#", ...) end)
       local f = socket.protect(function() try(1); try(nil, "x"); error("not reached") end)
-      assert.same({ n = 1 }, pack(f()))
+      assert.same({ n = 2, nil, "x" }, pack(f()))
       assert.equal(1, calls)
       assert.equal(0, args)
     end)
@@ -121,7 +122,7 @@ describe("cosock.socket try / newtry / protect", function()
     it("ignores a finalizer that is not a function", function()
       for _, v in ipairs { 42, "str", {}, true } do
         local f = socket.protect(function() socket.newtry(v)(nil, "x") end)
-        assert.same({ n = 1 }, pack(f()), type(v))
+        assert.same({ n = 2, nil, "x" }, pack(f()), type(v))
       end
     end)
 
@@ -154,13 +155,13 @@ describe("cosock.socket try / newtry / protect", function()
       assert.equal("arg", r.before)
       assert.is_true(r.finalized)
       assert.is_nil(r.unreached)
-      assert.same({ n = 1 }, r.result)
+      assert.same({ n = 2 }, r.result) -- try(nil, nil, "timeout"): its message is nil
       assert.same({ n = 2, "after", 2 }, r.ok)
       assert.is_false(r.err[1])
       assert.same({ "late" }, r.err[2])
     end)
 
-    it("a channel receive that times out inside protect gives a single nil", function()
+    it("a channel receive that times out inside protect gives nil, 'timeout'", function()
       local r
       cosock.spawn(function()
         local _, rx = cosock.channel.new()
@@ -168,7 +169,7 @@ describe("cosock.socket try / newtry / protect", function()
         r = pack(socket.protect(function() return socket.try(rx:receive()) end)())
       end, "receiver")
       net.run()
-      assert.same({ n = 1 }, r)
+      assert.same({ n = 2, nil, "timeout" }, r)
     end)
   end)
 end)

@@ -133,7 +133,21 @@ describe("cosock.socket.udp", function()
     assert.same(want, got)
   end)
 
-  it("close wakes a task blocked in receive; it gets 'closed'", function()
+  it("close leaves a task blocked in receive waiting; its timeout gives 'timeout'", function()
+    local r
+    cosock.spawn(function()
+      local u = bound()
+      u:settimeout(0.05)
+      cosock.spawn(function() socket.sleep(0.01); u:close() end, "closer")
+      r = pack(u:receive())
+    end, "receiver")
+    net.run()
+    assert.same({ n = 2, nil, "timeout" }, r)
+  end)
+
+  it("with set_close_wakes(true), close wakes a task blocked in receive; it gets 'closed'", function()
+    cosock.set_close_wakes(true)
+    finally(function() cosock.set_close_wakes(false) end)
     local r
     cosock.spawn(function()
       local u = bound()

@@ -135,18 +135,34 @@ describe("cosock.ssl #luasec", function()
   end)
 
   -- LuaSec's dohandshake on a closed object crashes the process (SIGSEGV).
-  it("a handshake on a closed wrapper, or one closed by another task during its wait, gives nil, 'closed'", function()
+  -- A server handshake (the client never speaks) with timeout tmo, closed by
+  -- another task during its wait; then a handshake on the closed wrapper.
+  local function handshake_closed_under(tmo)
     local r = {}
     cosock.spawn(function()
       local c, s = net.pair()
       local ss = assert(cosock.ssl.wrap(s, certs.server_config()))
-      ss:settimeout(net.TIMEOUT)
+      ss:settimeout(tmo)
       cosock.spawn(function() socket.sleep(0.01); ss:close() end, "closer")
-      r.during = pack(ss:dohandshake()) -- the client never speaks: it waits
+      r.during = pack(ss:dohandshake())
       r.after = pack(ss:dohandshake())
       c:close()
     end, "server")
     net.run()
+    return r
+  end
+
+  -- LuaSec's dohandshake on a closed object crashes the process (SIGSEGV).
+  it("a handshake closed under it by another task waits for its timeout; on a closed wrapper it gives nil, 'closed'", function()
+    local r = handshake_closed_under(0.05)
+    assert.same({ n = 2, nil, "wantread" }, r.during)
+    assert.same({ n = 2, nil, "closed" }, r.after)
+  end)
+
+  it("with set_close_wakes(true), a handshake closed by another task during its wait gives nil, 'closed'", function()
+    cosock.set_close_wakes(true)
+    finally(function() cosock.set_close_wakes(false) end)
+    local r = handshake_closed_under(net.TIMEOUT)
     assert.same({ n = 2, nil, "closed" }, r.during)
     assert.same({ n = 2, nil, "closed" }, r.after)
   end)
@@ -197,7 +213,9 @@ describe("cosock.ssl #luasec", function()
     assert.same({ n = 1, "no newline" }, r["*a"])
   end)
 
-  it("close from another task wakes a task blocked in receive", function()
+  it("with set_close_wakes(true), close from another task wakes a task blocked in receive", function()
+    cosock.set_close_wakes(true)
+    finally(function() cosock.set_close_wakes(false) end)
     local r
     cosock.spawn(function()
       local sc, ss = tls_pair()

@@ -44,6 +44,7 @@
 #include "park.h"
 #include "run.h"
 #include "task.h"
+#include "fidelity.h"
 
 #define UNBOUNDED (-1)
 
@@ -54,6 +55,7 @@ typedef struct cn_chan {
   lua_Integer rx_wid;       /* the receiver's ticket: the wait id (0: none) ... */
   int rx_slot;              /* ... and the slot of its task */
   unsigned char closed;
+  unsigned char close_ready; /* closed counts as ready here whatever set_close_wakes says */
   unsigned char rx_waker;   /* link.waker holds the waker of a task in select */
   unsigned char tx_waker;   /* aux[AUX_SENDR] holds the waker of a task in select */
   const void *tx, *rx;      /* the two ends (the fast paths check self against them) */
@@ -347,27 +349,40 @@ static lua_Integer join_line(lua_State *L, const chan_ref *c, int msg, int slot,
   return e.id;
 }
 
-/* True when a send would not wait: what a select on the sender waits for. */
+/* Whether close wakes every waiter and a closed end is ready to select:
+ * with set_close_wakes(true), or on a channel made so (close_ready). Else
+ * cosock's close: see close_channel. */
+static int close_wakes(const chan_ref *c) { return cn_close_wakes(c->lp) || c->ch->close_ready; }
+
+/* True when a select on the sender is ready: a send would find room (or,
+ * when close wakes, the channel is closed). */
 static int tx_ready(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
-  if (ch->closed || ch->cap < 0) return 1;
+  if (ch->cap < 0 || (ch->closed && close_wakes(c))) return 1;
   if (line_first(L, c) != NULL) return 0;
   if (ch->cap > 0) return queued(ch) < ch->cap;
   return queued(ch) == 0 && rx_waiting(c);    /* rendezvous: a receiver waits */
 }
 
-/* True when a receive would not wait. */
+/* True when a select on the receiver is ready: a message is there (as
+ * cosock's setwaker sees it; a closed, empty receiver is not, unless close
+ * wakes). */
 static int rx_ready(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
-  return ch->first <= ch->last || ch->closed || (ch->cap == 0 && line_first(L, c) != NULL);
+  return ch->first <= ch->last || (ch->closed && close_wakes(c)) ||
+         (ch->cap == 0 && line_first(L, c) != NULL);
 }
 
-/* close() from either side: every sender in line leaves it (its send returns
- * nil, "closed"); the receiver's waiter and the sender's select waker are
- * woken. Queued messages stay for receive. */
-static void close_channel(lua_State *L, const chan_ref *c) {
+/* close() from the sender (tx) or the receiver. Every sender in line leaves
+ * it, unsent (its send returns nil, "closed"). Queued messages stay for
+ * receive. Who is woken is cosock's rule: its sender:close calls the
+ * receiver's waker, its receiver:close wakes nobody. So a close wakes the
+ * waiters of the other end, once, and those of its own end wait for their
+ * timeout (then their call sees the close); with close_wakes, everyone. */
+static void close_channel(lua_State *L, const chan_ref *c, int tx) {
   cn_chan *ch = c->ch;
   cn_line_entry *e;
+  int all = close_wakes(c);
   ch->closed = 1;
   lua_pushliteral(L, "closed");
   lua_pushboolean(L, 1);
@@ -379,10 +394,10 @@ static void close_channel(lua_State *L, const chan_ref *c) {
     lua_pushnil(L);
     set_pend(L, aux, got.id);
     lua_pop(L, 1);
-    wake_entry(L, c, &got);
+    if (all || !tx) wake_entry(L, c, &got);
   }
-  wake_rx(L, c);
-  wake_tx_selector(L, c);
+  if (all || tx) wake_rx(L, c);
+  if (all || !tx) wake_tx_selector(L, c);
 }
 
 /* ---------------------------------------------------------------- timeouts */
@@ -703,7 +718,7 @@ static int close_end(lua_State *L, int tx) {
   lua_settop(L, 1);
   locate(L, tx, "close");
   ref_at(L, &c, 2);
-  close_channel(L, &c);
+  close_channel(L, &c, tx);
   return 0;
 }
 
@@ -953,6 +968,16 @@ static int l_waiting(lua_State *L) {
   return 1;
 }
 
+/* channel_close_ready(link): on this channel close wakes every waiter and a
+ * closed end is ready to select, whatever set_close_wakes says
+ * (cosock.timer.timeout's channel, which is closed to say "time is up"). */
+static int l_close_ready(lua_State *L) {
+  chan_ref c;
+  link_ref(L, &c);
+  c.ch->close_ready = 1;
+  return 0;
+}
+
 /* channel_senders(link) -> how many senders wait in line (those whose wait
  * ended are not counted). For tests. */
 static int l_senders(lua_State *L) {
@@ -977,7 +1002,8 @@ void cn_channel_open(lua_State *L) {
   };
   static const char *const tx_waits[] = {"send", NULL}, *const rx_waits[] = {"receive", NULL};
   static const luaL_Reg funcs[] = {
-    {"channel_waiting", l_waiting}, {"channel_senders", l_senders}, {NULL, NULL}
+    {"channel_waiting", l_waiting}, {"channel_senders", l_senders},
+    {"channel_close_ready", l_close_ready}, {NULL, NULL}
   };
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);
   luaL_checkstack(L, 8, NULL);

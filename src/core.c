@@ -13,6 +13,7 @@
 #include "accounting.h"
 #include "channel.h"
 #include "current_task.h"
+#include "fidelity.h"
 #include "handle.h"
 #include "lib/clock.h"
 #include "luasocket_tcp.h"
@@ -75,6 +76,7 @@ static int l_reset(lua_State *L) {
   cn_run_reset(L, lp);
   cn_acct_reset(lp);
   cn_wd_reset(L, lp);
+  cn_fid_reset(lp);
   return 0;
 }
 
@@ -165,6 +167,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_preds_open(L, lp);
   cn_wakers_open(L);
   cn_sigwait_open(L);
+  cn_fid_open(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

@@ -160,6 +160,14 @@ typedef struct cn_loop {
     cn_fd_watcher watcher;    /* gets the ready fds that C code watches */
   } waiters;
 
+  /* fidelity.c: the switches that turn on departures from cosock 0.2.0 a
+   * program can observe (README, "Differences"): off when loaded and after
+   * reset. */
+  struct {
+    unsigned char close_wakes;        /* set_close_wakes(true) */
+    unsigned char luasocket_timeouts; /* set_luasocket_timeouts(true) */
+  } fid;
+
   /* handle.c */
   int r_handle_mt;            /* this loop's handle metatable */
   int r_handle_cos;           /* registry: handle -> coroutine, weak */

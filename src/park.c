@@ -11,6 +11,7 @@
 
 #include <lauxlib.h>
 
+#include "fidelity.h"
 #include "lib/clock.h"
 #include "mem.h"
 #include "park.h"
@@ -240,8 +241,9 @@ static void register_cached(lua_State *L, cn_loop *lp, cn_task *t, int i, int fd
 }
 
 /* Reads the polled fd of wait i (object at obj) and registers it, or leaves
- * it at -1. A native wrapper whose socket is closed is ready at once (as the
- * wrapper's own setwaker would make it). */
+ * it at -1. A native wrapper whose socket is closed is never ready (LuaSocket's
+ * select skips it, as on cosock), or, with set_close_wakes(true), ready at
+ * once (as the wrapper's own setwaker then makes it). */
 static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   int top = lua_gettop(L), native = t->waits[i].native;
   lua_Number fdn;
@@ -278,7 +280,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                    native ? CN_FD_NATIVE : 0);
     t->waits[i].fd = (int)fdn;
     if (native) cn_fd_cache(L, obj, (int)fdn);
-  } else if (native) {
+  } else if (native && cn_close_wakes(lp)) {
     cn_deliver(L, lp, t, i);
   }
   lua_settop(L, top);

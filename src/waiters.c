@@ -22,6 +22,7 @@
 
 #include <lauxlib.h>
 
+#include "fidelity.h"
 #include "mem.h"
 #include "names.h"
 #include "park.h"
@@ -296,14 +297,73 @@ void cn_fd_release_native(cn_loop *lp, int fd, int kind, int slot) {
   if (fd < lp->waiters.nfd && lp->waiters.natslot[key] == slot + 1) lp->waiters.natslot[key] = 0;
 }
 
-/* fd is about to be closed: wake everything that waits on it (their next call
- * reports the close) and drop it from the poller while it is still open. */
+/* Takes wait i of task slot (object at obj, -1 for a native wait) off fd
+ * for kind without waking it: the task stays parked on its other waits and
+ * its timeout, and its unpark no longer touches fd. */
+static void detach(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind, int obj, int native) {
+  cn_task *t = cn_task_get(lp, slot);
+  if (t == NULL || i >= t->nwait || t->waits[i].fd != fd || t->waits[i].kind != kind) return;
+  cn_fd_unregister(L, lp, slot, fd, kind, obj, native);
+  t->waits[i].fd = -1;
+}
+
+/* True when some object that speaks the waker protocol waits on fd. */
+static int has_protocol_waiter(lua_State *L, cn_loop *lp, int fd) {
+  int kind, found = 0;
+  for (kind = K_RECV; kind <= K_SEND && !found; kind++) {
+    push_set(L, lp, fd * 2 + kind, 0);
+    if (lua_istable(L, -1)) {
+      lua_pushnil(L);
+      if (lua_next(L, -2)) { found = 1; lua_pop(L, 2); }
+    }
+    lua_pop(L, 1);
+  }
+  return found;
+}
+
+/* cosock's close: fd is about to be closed and nobody is woken. LuaSocket's
+ * select skips a closed socket, so on cosock a task waiting on it waits for
+ * its timeout (for ever without one). Its waits leave the index, so a new
+ * socket that reuses the number never wakes it. The native waiter of each
+ * kind is found directly; objects of other libraries that share the socket
+ * (rare) by a walk over the tasks. */
+static void fd_detach(lua_State *L, cn_loop *lp, int fd) {
+  int kind, s, i;
+  for (kind = K_RECV; kind <= K_SEND; kind++) {
+    int key = fd * 2 + kind;
+    if (lp->waiters.natslot[key] != 0)
+      detach(L, lp, lp->waiters.natslot[key] - 1, lp->waiters.natwait[key], fd, kind, -1, 1);
+  }
+  if (!has_protocol_waiter(L, lp, fd)) return;
+  luaL_checkstack(L, 4, NULL);
+  for (s = 0; s < cn_tasks_slots(lp); s++) {
+    cn_task *t = cn_task_get(lp, s);
+    for (i = 0; t != NULL && i < t->nwait; i++) {
+      if (t->waits[i].fd != fd || t->waits[i].native) continue;
+      cn_task_push_record(L, lp, s);
+      if (lua_istable(L, -1)) {
+        lua_rawgeti(L, -1, R_WAIT + i);
+        detach(L, lp, s, i, fd, t->waits[i].kind, lua_gettop(L), 0);
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+  }
+}
+
+/* fd is about to be closed: with set_close_wakes(true) wake everything that
+ * waits on it (their next call reports the close), else leave them parked
+ * (fd_detach); either way drop it from the poller while it is still open. */
 static void fd_closing(lua_State *L, cn_loop *lp, int fd) {
   cn_event ev;
   if (fd < 0 || fd >= lp->waiters.nfd) return;
-  ev.fd = fd;
-  ev.events = CN_READ | CN_WRITE;
-  dispatch(L, lp, &ev, 1);
+  if (cn_close_wakes(lp)) {
+    ev.fd = fd;
+    ev.events = CN_READ | CN_WRITE;
+    dispatch(L, lp, &ev, 1);
+  } else {
+    fd_detach(L, lp, fd);
+  }
   cn_poller_set(&lp->waiters.poller, fd, 0, 0);
   lp->waiters.fdobj[fd] = NULL;
 }
@@ -422,21 +482,25 @@ void cn_waiters_free(lua_State *L, cn_loop *lp) {
 
 /* ---- Lua functions -------------------------------------------------------- */
 
-/* closing(wrapper): the wrapper's socket is about to be closed; tasks
- * waiting on it are woken and its fd cache goes. */
+/* closing(wrapper) -> boolean: the wrapper's socket is about to be closed;
+ * tasks waiting on it are woken or left parked (fd_closing) and its fd
+ * cache goes. Returns whether close wakes (set_close_wakes): the wrapper
+ * then calls the wakers it keeps too. */
 static int l_closing(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int isnum;
   lua_Integer fd;
   luaL_checktype(L, 1, LUA_TTABLE);
   cn_fd_cache(L, 1, -1);
+  lua_pushboolean(L, cn_close_wakes(lp));
   if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL || lua_getfield(L, -1, "getfd") == LUA_TNIL)
-    return 0;
+    return lua_settop(L, 2), 1;
   lua_insert(L, -2);
   lua_call(L, 1, 1);
   fd = lua_tointegerx(L, -1, &isnum);
   if (isnum && fd >= 0 && fd < lp->waiters.nfd) fd_closing(L, lp, (int)fd);
-  return 0;
+  lua_settop(L, 2);
+  return 1;
 }
 
 /* wake(obj, kind) -> boolean: obj:_wake(kind) for a native wrapper, which

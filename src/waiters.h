@@ -60,7 +60,7 @@ int cn_waiters_init(lua_State *L, cn_loop *lp, const cn_backend *b);
  * raise (before forgetting anything) when memory runs out. */
 int cn_waiters_reset(lua_State *L, cn_loop *lp);
 void cn_waiters_free(lua_State *L, cn_loop *lp);
-/* Adds closing, wake and set_backend to the module table on top (the loop
+/* Adds closing, forget_fd, wake and set_backend to the module table on top (the loop
  * just below it). */
 void cn_waiters_open(lua_State *L);
 

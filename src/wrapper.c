@@ -23,6 +23,7 @@
 
 #include <lauxlib.h>
 
+#include "fidelity.h"
 #include "lib/clock.h"
 #include "luasocket_tcp.h"
 #include "park.h"
@@ -95,6 +96,10 @@ static int may_wait(const timeouts *tm) {
   return !(tm->has_block && tm->block == 0) && !(tm->has_total && tm->total == 0);
 }
 
+/* The deadline of a call whose zero timeout yields once (see wait_begin): no
+ * real deadline is negative infinity. */
+#define ZERO_WAIT (-HUGE_VAL)
+
 /* Starts a wait of the wrapper at self for kind. dl is the stack slot of the
  * call's deadline: nil before its first wait, then kept there across waits.
  * known: the wrapper's timeouts when the caller has just read them, else NULL.
@@ -107,22 +112,36 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
   luaL_checkstack(L, 6, NULL);
   if (known) tm = *known;
   else read_timeouts(L, self, &tm);
-  if (!may_wait(&tm)) return 0;
   /* The wait's timeout: the block timeout as it was set (so metadata and a
    * forwarded yield show the wrapper's own number), unless the call's total
    * deadline comes first. */
   tmo = tm.given;
   tmo.set = (unsigned char)tm.has_block;
   tmo.secs = tm.block;
-  if (lua_isnil(L, dl)) {                      /* the call's first wait */
-    lua_pushnumber(L, tm.has_total ? (now = cn_clock_now()) + tm.total : HUGE_VAL);
+  if (!may_wait(&tm)) {
+    /* A zero (or negative) timeout: cosock's wrapper still yields once, and
+     * the loop times it out on the next pass, so other tasks run first (a
+     * task polling with settimeout(0) does not starve them). LuaSocket's
+     * meaning, fail now, is set_luasocket_timeouts(true). */
+    if (cn_luasocket_timeouts(lp)) return 0;
+    if (!tm.has_block || tm.block != 0) tmo.is_int = 0;
+    tmo.set = 1;
+    tmo.secs = 0;
+    /* The call fails after this wait, however it ends (cosock's gets the
+     * timeout even when the socket became ready in the same pass). */
+    lua_pushnumber(L, ZERO_WAIT);
     lua_replace(L, dl);
-  }
-  deadline = lua_tonumber(L, dl);
-  if (deadline != HUGE_VAL) {
-    left = deadline - (now < 0 ? cn_clock_now() : now);
-    if (left <= 0) return 0;
-    if (!tmo.set || left < tmo.secs) tmo.secs = left, tmo.set = 1, tmo.is_int = 0;
+  } else {
+    if (lua_isnil(L, dl)) {                    /* the call's first wait */
+      lua_pushnumber(L, tm.has_total ? (now = cn_clock_now()) + tm.total : HUGE_VAL);
+      lua_replace(L, dl);
+    }
+    deadline = lua_tonumber(L, dl);
+    if (deadline != HUGE_VAL) {
+      left = deadline - (now < 0 ? cn_clock_now() : now);
+      if (left <= 0) return 0;
+      if (!tmo.set || left < tmo.secs) tmo.secs = left, tmo.set = 1, tmo.is_int = 0;
+    }
   }
   /* The usual case: the loop parks the task on self without a yield tuple
    * (only for the project's wrappers: anything else gets the protocol). */
@@ -151,8 +170,10 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
 }
 
 /* After a wait: true when the loop ended it with a timeout (its values are
- * on top of the stack, the third is the error). */
+ * on top of the stack, the third is the error), or it was a zero timeout's
+ * one yield (the deadline at base is ZERO_WAIT). */
 static int wait_timed_out(lua_State *L, int base) {
+  if (lua_type(L, base) == LUA_TNUMBER && lua_tonumber(L, base) == ZERO_WAIT) return 1;
   return lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT));
 }
 
@@ -197,6 +218,13 @@ static int receive_fail(lua_State *L) {
   return 3;
 }
 
+/* True once close() ran on the wrapper at self (its _closed field). */
+static int is_closed(lua_State *L, int self) {
+  int closed = rawfield(L, self, KEY(CLOSED)) != LUA_TNIL && lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return closed;
+}
+
 /* The inner receive failed with err: wait and try again, or give up. tcp:
  * the inner is a LuaSocket TCP object (cn_ls_tcp), kept for the retry. */
 static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
@@ -213,9 +241,7 @@ static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
     lua_replace(L, RV_ERR);
   }
   if (lua_rawequal(L, RV_ERR, KEY(CLOSEDERR)) && reads_all(L)) {
-    int closed = rawfield(L, RV_SELF, KEY(CLOSED)) != LUA_TNIL && lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    if (!closed) {
+    if (!is_closed(L, RV_SELF)) {
       /* "*a": the peer closing ends the data; what came is the result. */
       lua_pushvalue(L, lua_isnil(L, RV_PARTIAL) ? KEY(EMPTY) : RV_PARTIAL);
       return 1;
@@ -340,9 +366,10 @@ static int w_receive(lua_State *L) {
     /* Right after a send the answer has almost never arrived: a first try
      * would be a recv() that fails. When the call may wait and nothing is
      * buffered, wait first (data already there ends the wait at once), as
-     * if the first try had failed with the inner object's would-block error. */
+     * if the first try had failed with the inner object's would-block error.
+     * (Not on a closed wrapper: its socket is never ready; the try says so.) */
     read_timeouts(L, RV_SELF, &tm);
-    if ((wait_first = may_wait(&tm)) != 0 && tcp != NULL) {
+    if ((wait_first = may_wait(&tm) && !is_closed(L, RV_SELF)) != 0 && tcp != NULL) {
       wait_first = !cn_ls_buffered(tcp);       /* LuaSocket's buffer, read */
     } else if (wait_first) {
       wait_first = !cn_dirty(L, RV_INNER);

@@ -52,20 +52,37 @@ m.tcp6 = maker(luasocket.tcp6, tcp_from)
 m.udp4 = maker(luasocket.udp4, udp_from)
 m.udp6 = maker(luasocket.udp6, udp_from)
 
---- bind(host, port, backlog): tcp, bind, listen, then set reuseaddr (cosock's order).
---- Returns a "tcp{server}" wrapper, or nil, err (the socket is closed on failure).
+--- bind(host, port, backlog): LuaSocket's socket.bind: for each address host
+--- resolves to, a tcp4/tcp6 socket with reuseaddr set, then bind and listen;
+--- the first that listens is returned ("tcp{server}"), or nil and the last
+--- error (a socket that failed is closed). cosock 0.2.0 set reuseaddr after
+--- listen, where it does nothing, so a restarted server could not bind its
+--- port while a connection of the old one was in TIME_WAIT.
+-- A numeric address is its own lookup (no wait in the loop, as cosock's bind
+-- never waited for one).
+local numeric = require("cosock.core").dns_numeric
+local function addresses(host)
+  local f = numeric and numeric(host)
+  if f then return { { family = f == 6 and "inet6" or "inet", addr = host } } end
+  return m.dns.getaddrinfo(host)
+end
+
 function m.bind(host, port, backlog)
-  local skt, err = tcp()
-  if not skt then return nil, err end
-  local ok
-  ok, err = skt:bind(host, port)
-  if ok then ok, err = skt:listen(backlog) end
-  if ok then ok, err = skt:setoption("reuseaddr", true) end
-  if not ok then
+  if host == "*" then host = "0.0.0.0" end
+  local info, err = addresses(host)
+  if not info then return nil, err end
+  err = "no info on address"
+  for _, alt in ipairs(info) do
+    local skt, ok
+    skt, err = (alt.family == "inet" and m.tcp4 or m.tcp6)()
+    if not skt then return nil, err end
+    skt:setoption("reuseaddr", true)
+    ok, err = skt:bind(alt.addr, port)
+    if ok then ok, err = skt:listen(backlog) end
+    if ok then return skt end
     skt:close()
-    return nil, err
   end
-  return skt
+  return nil, err
 end
 
 local function connect_with(create, address, port, locaddr, locport)
@@ -131,14 +148,15 @@ local CALLERS_CALLER = compat.puc51 and 4 or 3
 local function protected(ok, ...)
   if ok then return ... end
   local e = ...
-  if getmetatable(e) == TRY_ERROR then return nil end
+  if getmetatable(e) == TRY_ERROR then return nil, e[1] end
   -- (only a string gets a position: 5.1 and 5.2 would give one to a number)
   error(e, type(e) == "string" and CALLERS_CALLER or 0)
 end
 
 --- protect(fn): a function that calls fn and returns its values; a failed try
---- gives a single nil (its message is dropped, as cosock 0.2.0 does); any other
---- error is raised again (see protected for the position a string gets).
+--- gives nil and the try's message, as LuaSocket's protect (cosock 0.2.0 gave a
+--- lone nil, losing the message: a refused http.request read just nil); any
+--- other error is raised again (see protected for the position a string gets).
 function m.protect(fn)
   return function(...)
     return protected(ypcall(fn, ...))

@@ -137,6 +137,9 @@ end
 function m.timeout(s)
   check_secs("timeout", s)
   local tx, rx = channel.new()
+  -- Closed means "time is up": ready to every select from then on, whatever
+  -- cosock.set_close_wakes says (cosock's close would wake one waiter only).
+  core.channel_close_ready(tx.link)
   local t = core.timer_oneshot(s)
   t:setwaker("recvr", function() tx:close() end)
   return rx

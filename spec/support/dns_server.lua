@@ -6,7 +6,7 @@
 --   local srv = dns_server.start(zone)   -- in a task: spawns the server's tasks
 --   cosock.socket.dns.setservers { srv.address }
 --   ...
---   srv:stop()                           -- closes its sockets; its tasks end
+--   srv:stop()                           -- closes its sockets, cancels its tasks
 --
 -- zone[name] (lower case, no final dot) says how to answer a query for name:
 --   a = {"127.0.0.1", ...}, aaaa = {"::1", ...}, ptr = "name"   the records
@@ -193,11 +193,23 @@ function Server:release(name)
   for _, send in ipairs(held) do send() end
 end
 
+-- A close wakes no task blocked on the socket (cosock's close, the default),
+-- so the server's tasks are cancelled, not left waiting on closed sockets.
 function Server:stop()
   self.stopped = true
   self.udp:close()
   self.tcp:close()
   for c in pairs(self.conns) do c:close() end
+  for _, h in ipairs(self.tasks) do
+    if h:is_alive() then pcall(h.cancel, h) end
+  end
+end
+
+-- Spawns fn with the server's spawn, keeping its handle for stop.
+function Server:task(fn, name)
+  local h = self.spawn(fn, name)
+  if type(h) == "table" and type(h.cancel) == "function" then self.tasks[#self.tasks + 1] = h end
+  return h
 end
 
 -- Decides and sends the answer to msg; send(reply) delivers it.
@@ -218,7 +230,7 @@ function Server:handle(msg, proto, send)
     self.held[q.name] = held
     held[#held + 1] = reply
   elseif rule and rule.delay then
-    self.spawn(function()
+    self:task(function()
       require("cosock").socket.sleep(rule.delay)
       reply()
     end, "dns server: delayed answer")
@@ -237,7 +249,7 @@ function D.start(zone, opts)
   local port = opts.port
   local self = setmetatable({
     zone = zone or {}, spawn = opts.spawn or cosock.spawn, log = {}, queries = 0, answered = 0,
-    held = {}, released = {}, conns = {}, stopped = false,
+    held = {}, released = {}, conns = {}, stopped = false, tasks = {},
   }, Server)
   -- The same port number for both (a resolver asks TCP on the UDP port).
   for _ = 1, 20 do
@@ -254,7 +266,7 @@ function D.start(zone, opts)
   end
   assert(self.port, "no port for both UDP and TCP")
   self.address = "127.0.0.1:" .. self.port
-  self.spawn(function()
+  self:task(function()
     while true do
       local msg, ip, peer = self.udp:receivefrom()
       -- (LuaSocket's receivefrom on a UDP socket closed already gives "":
@@ -263,12 +275,12 @@ function D.start(zone, opts)
       self:handle(msg, "udp", function(reply) self.udp:sendto(reply, ip, peer) end)
     end
   end, "dns server: udp")
-  self.spawn(function()
+  self:task(function()
     while true do
       local c = self.tcp:accept()
       if not c then break end
       self.conns[c] = true
-      self.spawn(function()
+      self:task(function()
         c:settimeout(10)
         while true do
           local len = c:receive(2)

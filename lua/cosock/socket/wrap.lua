@@ -19,7 +19,8 @@
 --- Private fields a wrapper may carry (created lazily, never per call):
 ---   _recvt, _sendt          the `{self}` wait tables, reused by every wait
 ---   _recvr_waker, _sendr_waker  the wakers the loop gave (waker protocol)
----   _closed                 true after close(): a later park is woken at once
+---   _closed                 true after close() (with cosock.set_close_wakes(true)
+---                           a later setwaker is then called at once)
 --- (The loop also caches the inner socket's fd in the wrapper, under a key only
 --- src/waiters.c has; close and setfd ask it to forget it.)
 ---   _wouldblock             the error the inner receive gives when it would block,
@@ -33,7 +34,8 @@ local M = {}
 -- The loop's C core: receive, send and wait (src/wrapper.c), and its fast
 -- path for our own wrappers (see M.methods and M.close).
 local core = require "cosock.core"
-local closing, forget_fd = core.closing, core.forget_fd
+local closing, forget_fd, close_wakes = core.closing, core.forget_fd, core.close_wakes
+local luasocket_timeouts = core.luasocket_timeouts
 local wake_native = core.wake
 
 local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
@@ -50,12 +52,15 @@ M.wait = core.wait
 -- Methods shared by every wrapper kind
 ---------------------------------------------------------------------------
 
---- settimeout(t [, mode]): LuaSocket's timeouts, its mode read as LuaSocket reads
---- it, by the first letter: "t" or "r" ("total", "return") limits the whole call;
---- "b" (the default; "block") each wait, and so does any other mode (cosock 0.2.0
---- ignores the mode; LuaSocket would raise). nil: no limit; 0 or negative: fail at
---- once with the inner object's values (cosock's quirk for negative values, which
---- LuaSocket reads as no limit). Returns 1.0 (tls wrappers: nothing).
+--- settimeout(t [, mode]): cosock's timeouts: t limits each wait of a call
+--- (LuaSocket's "b"), whatever the mode, as cosock 0.2.0 ignores it. With
+--- cosock.set_luasocket_timeouts(true) the mode is read as LuaSocket reads it, by
+--- the first letter: "t" or "r" ("total", "return") limits the whole call; "b"
+--- (the default; "block") each wait, and so does any other mode (LuaSocket would
+--- raise). nil: no limit; 0 or negative: the call fails with the inner object's
+--- values after one yield (at once with set_luasocket_timeouts(true)); negative
+--- is cosock's quirk, which LuaSocket reads as no limit. Returns 1.0 (tls
+--- wrappers: nothing).
 function M.settimeout(self, t, mode)
   if t ~= nil then
     local n = tonumber(t)
@@ -65,7 +70,7 @@ function M.settimeout(self, t, mode)
     t = n
   end
   local m = type(mode) == "string" and mode:sub(1, 1)
-  if m == "t" or m == "r" then
+  if (m == "t" or m == "r") and luasocket_timeouts() then
     self.total = t
   else
     self.timeout = t
@@ -75,8 +80,10 @@ end
 
 --- setwaker(kind, fn): the waker protocol. The loop sets a waker before parking a
 --- task on this object and clears it (nil) before resuming the task. Only one task
---- may wait per kind. A waker set on a closed wrapper is called at once, so a task
---- that parks on it returns the inner object's "closed" instead of hanging.
+--- may wait per kind. With cosock.set_close_wakes(true) a waker set on a closed
+--- wrapper is called at once (the task's retry then returns the inner object's
+--- "closed"); by default it is kept, as cosock's is: LuaSocket's select never
+--- reports a closed socket, so only the wait's timeout ends it.
 --- Its errors carry this file's position, as cosock's (raised by assert) do.
 function M.setwaker(self, kind, fn)
   local field = WAKER_FIELD[kind]
@@ -87,7 +94,7 @@ function M.setwaker(self, kind, fn)
     error(kind .. " waker already set, sockets can only block one thread per waker kind")
   end
   self[field] = fn
-  if fn ~= nil and self._closed then
+  if fn ~= nil and self._closed and close_wakes() then
     self[field] = nil
     fn()
   end
@@ -120,16 +127,18 @@ local function closed(self, ...)
   return ...
 end
 
---- close(): close the inner object and wake any task blocked on this wrapper; that
---- task's retry then gets the inner object's own error ("closed"). Returns the
---- inner close's values (LuaSocket: 1.0; LuaSec: none).
+--- close(): close the inner object. Returns the inner close's values
+--- (LuaSocket: 1.0; LuaSec: none). A task blocked on this wrapper is not woken,
+--- as on cosock: its wait ends at its timeout (for ever without one). With
+--- cosock.set_close_wakes(true) it is woken, and its retry gets the inner
+--- object's own error ("closed").
 function M.close(self)
   local inner = self.inner_sock
   self._closed = true
-  -- The loop wakes the tasks it parked on this socket itself (without the
-  -- wakers below) and forgets the fd while it is still open.
-  closing(self)
-  return closed(self, inner:close())
+  -- The loop deals with the tasks it parked on this socket itself (without
+  -- the wakers below) and forgets the fd while it is still open.
+  if closing(self) then return closed(self, inner:close()) end
+  return inner:close()
 end
 
 --- receive(pattern, prefix): LuaSocket's receive ("*l" default, "*a", byte count)
