@@ -130,6 +130,26 @@ describe("SIGINT (Ctrl-C) while run", function()
   end)
 end)
 
+describe("a wait on a socket another task closed, with no timeout", function()
+  -- cosock hands the closed socket to LuaSocket's select, which skips it and
+  -- blocks for ever; so does the loop (no stall error), and Ctrl-C ends it.
+  -- (The child runs under timeout(1), which passes SIGINT on, so that a loop
+  -- that did not block cannot hang the suite either.)
+  it("blocks as cosock does, and SIGINT raises 'interrupted!' out of run", function()
+    local body = [[
+local u = assert(cosock.socket.udp())
+assert(u:setsockname("127.0.0.1", 0))
+cosock.spawn(function()
+  u:settimeout(nil)
+  finished = select(2, u:receive())
+end, 'reader')
+cosock.spawn(function() cosock.socket.sleep(0.01) u:close() end, 'closer')]]
+    local out = run_and_signal(program(body, false), "INT", "timeout 30")
+    assert_interrupted(out)
+    assert.matches("\ntasks left: 1\n", out, 1, true)
+  end)
+end)
+
 describe("SIGTERM while run", function()
   it("with no handler of the program's ends the process, as with plain Lua", function()
     local out, status = run_and_signal(program((WAITS.sleep:gsub("WAIT", WAIT)), false), "TERM")

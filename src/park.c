@@ -184,6 +184,7 @@ static void add_wait(lua_State *L, cn_loop *lp, cn_task *t, int obj, int kind, i
   w->kind = (unsigned char)kind;
   w->native = (unsigned char)native;
   w->fired = 0;
+  w->closed = 0;
 }
 
 /* True when the value at obj has one of the registered wrapper metatables.
@@ -282,8 +283,27 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
     if (native) cn_fd_cache(L, obj, (int)fdn);
   } else if (native && cn_close_wakes(lp)) {
     cn_deliver(L, lp, t, i);
+  } else {
+    t->waits[i].closed = 1;                    /* LuaSocket's select skips it (cn_waits_closed) */
   }
   lua_settop(L, top);
+}
+
+/* True when a parked task waits on a closed socket. cosock hands such a
+ * socket to LuaSocket's select, which skips it and, with no other socket
+ * and no timeout, blocks for ever: that is what the loop does then instead
+ * of raising the stall error (run's step 11). Called only when the loop
+ * would stall, so the walk over the tasks costs no pass anything. */
+int cn_waits_closed(cn_loop *lp) {
+  int s, i;
+  if (cn_close_wakes(lp)) return 0;
+  for (s = 0; s < cn_tasks_slots(lp); s++) {
+    cn_task *t = cn_task_get(lp, s);
+    if (t == NULL || t->state != T_PARKED) continue;
+    for (i = 0; i < t->nwait; i++)
+      if (t->waits[i].closed) return 1;
+  }
+  return 0;
 }
 
 /* True when the inner socket of the object at obj has buffered data. */

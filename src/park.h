@@ -48,6 +48,10 @@ lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, const cn_tmo *tmo, i
 int cn_prepark_taken(cn_loop *lp, int slot);
 /* Parks slot on the object at obj, as its cn_prepark noted. */
 void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
+
+/* True when, with set_close_wakes off, a parked task waits on a closed
+ * socket: where the loop would stall, cosock blocks for ever instead. */
+int cn_waits_closed(cn_loop *lp);
 /* slot just yielded: from now on an error rolls its wait back (the parks
  * below say the same; run says it first, before it needs any memory). */
 void cn_park_begin(cn_loop *lp, int slot);

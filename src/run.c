@@ -249,8 +249,8 @@ static int run_passes(lua_State *L) {
     /* Step 11 (a timer object that nobody waits on wakes nobody; predicates
      * get an evaluation first). */
     if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
-        !cn_tobj_waited(lp) && !cn_preds_hold(lp))
-      stall(L, lp);
+        !cn_tobj_waited(lp) && !cn_preds_hold(lp) && !cn_waits_closed(lp))
+      stall(L, lp);                            /* (on a closed socket: block, as cosock does) */
     /* Steps 12-15. */
     if (timeout == 0 && cn_fd_polled(lp) == 0) continue; /* nothing to poll, no wait */
     cn_acct_poll_begin(lp);

@@ -33,6 +33,7 @@ typedef struct cn_wait {
   unsigned char kind;   /* K_RECV or K_SEND */
   unsigned char native; /* one of the project's wrappers: no Lua protocol calls */
   unsigned char fired;  /* delivered (native waits) */
+  unsigned char closed; /* on a socket that is closed: cosock's select would block on it */
 } cn_wait;
 
 typedef struct cn_task {

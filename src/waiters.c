@@ -305,6 +305,7 @@ static void detach(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind,
   if (t == NULL || i >= t->nwait || t->waits[i].fd != fd || t->waits[i].kind != kind) return;
   cn_fd_unregister(L, lp, slot, fd, kind, obj, native);
   t->waits[i].fd = -1;
+  t->waits[i].closed = 1;
 }
 
 /* True when some object that speaks the waker protocol waits on fd. */
