@@ -25,15 +25,19 @@ local core = require "cosock.core"
 local channel = require "cosock.channel"
 local luasocket = require "socket"
 
-local type, error, tostring, getmetatable, setmetatable, select, rawget, rawset, pairs =
-  type, error, tostring, getmetatable, setmetatable, select, rawget, rawset, pairs
+local type, error, tostring, getmetatable, setmetatable, select, rawget, pairs, pcall =
+  type, error, tostring, getmetatable, setmetatable, select, rawget, pairs, pcall
 local compat = require "cosock.compat"
 local pack, unpack = compat.pack, compat.unpack
 local yield, resume, create, costatus = coroutine.yield, coroutine.resume, coroutine.create,
   coroutine.status
 
 local monotime, current_task = core.monotime, core.current_task
-local sender_send, receiver_receive = channel.sender.send, channel.receiver.receive
+local sender_send = channel.sender.send
+-- A send / receive that never waits, and a send that waits without the
+-- sender's timeout: the ends' own timeouts are left alone (src/channel.c).
+local try_send, try_receive, send_untimed = core.channel_try_send, core.channel_try_receive,
+  core.channel_send_untimed
 local timer_info, timer_methods, handle_mt = core.timer_info, core.timer_methods, core.thread_handle
 
 local m = {}
@@ -122,29 +126,50 @@ function m.cond()
   return setmetatable({ signaled = false, waiters = {}, list = {}, live = 0 }, COND)
 end
 
--- Calls the loop's waker of a perform's own waker object. The loop's waker
--- first takes itself back (setwaker(kind, nil)) from the waking task:
--- st.waking tells the waker object that this is no cancel.
+-- Wakes the perform of st: calls the loop's waker of its waker object, or,
+-- before the loop gave that, marks it woken (its setwaker then calls the
+-- waker at once). The loop's waker first takes itself back (setwaker(kind,
+-- nil)) from the waking task: st.waking tells the waker object that this is
+-- no cancel. The loop's waker makes the task ready even when that call
+-- raises (src/park.c): a wake that raised still woke.
 local function wake_state(st)
   local w = st.wake
-  if w ~= nil then
-    st.wake = nil
-    st.waking = true
-    w()
-    st.waking = false
+  if w == nil then
+    st.woken = true
+    return
+  end
+  st.wake = nil
+  st.waking = true
+  local ok, err = pcall(w)
+  st.waking = false
+  if not ok then error(err, 0) end
+end
+
+-- The fan-outs (a cond's signal, a hub's fire) wake their waiters in the
+-- order they came, each leaving the set only once woken: an error part-way
+-- (memory, the watchdog's interrupt, a raising waker) leaves the others in
+-- it, and calling the fan-out again wakes them. Returns when all are woken.
+local function wake_set(owner, set, list)
+  for i = 1, #list do
+    local st = list[i]
+    if set[st] then
+      wake_state(st)
+      set[st] = nil
+      owner.live = owner.live - 1
+    end
   end
 end
 
+local EMPTY = setmetatable({}, { __newindex = function() error("cosock.op: internal: EMPTY written", 2) end })
+
 function COND:signal()
   if getmetatable(self) ~= COND then argerror(1, "signal", "cosock.op cond expected, got " .. type(self)) end
-  if self.signaled then return end
+  -- (signaled first: a perform that tries from now on finds it ready; a
+  -- signal again after an error part-way wakes the rest)
   self.signaled = true
-  local waiters, list = self.waiters, self.list
-  self.waiters, self.list, self.live = {}, {}, 0
-  for i = 1, #list do
-    local st = list[i]
-    if waiters[st] then wake_state(st) end
-  end
+  if self.live == 0 then return end
+  wake_set(self, self.waiters, self.list)
+  self.list = EMPTY
 end
 
 function COND:wait_op()
@@ -158,6 +183,10 @@ end
 
 function cond_impl.block(inst, st)
   local c = inst.node.a
+  if c.signaled then -- (signalled since the try: by this perform's own offers)
+    st.woken = true
+    return
+  end
   if c.waiters[st] then return end
   c.waiters[st] = true
   c.live = c.live + 1
@@ -267,14 +296,11 @@ end
 
 local function counted(...) return select("#", ...), ... end
 
--- A receive that never waits: the receiver's own timeout is set to 0 for it.
--- The results go to a table kept in the instance (perform unpacks them at once).
+-- A receive that never waits. The results go to a table kept in the
+-- instance (perform unpacks them at once).
 function recv_impl.try(inst)
   local rx = inst.node.a
-  local saved = rawget(rx, "timeout")
-  rawset(rx, "timeout", 0)
-  local n, a, b = counted(receiver_receive(rx))
-  rawset(rx, "timeout", saved)
+  local n, a, b = counted(try_receive(rx))
   if n == 2 and a == nil and b == "timeout" then return nil end
   local r = inst.res
   if not r then
@@ -293,15 +319,11 @@ local hubs = setmetatable({}, { __mode = "k" })
 local rx_setwaker = channel.receiver.setwaker
 
 local function hub_fire(hub)
+  -- Should this raise, the channel gives the waker back (src/channel.c):
+  -- the hub stays armed for the performs not woken yet.
+  wake_set(hub, hub.set, hub.list)
+  hub.list = {}
   hub.armed = false
-  local list, set = hub.list, hub.set
-  hub.list, hub.set, hub.live = {}, {}, 0
-  for i = 1, #list do
-    local st = list[i]
-    if set[st] then
-      if st.wake then wake_state(st) else st.woken = true end
-    end
-  end
 end
 
 function recv_impl.block(inst, st)
@@ -378,12 +400,7 @@ local function send_result(ok, err)
 end
 
 function send_impl.try(inst)
-  local tx = inst.node.a
-  local saved = rawget(tx, "timeout")
-  rawset(tx, "timeout", 0)
-  local ok, err = sender_send(tx, inst.node.b)
-  rawset(tx, "timeout", saved)
-  return send_result(ok, err)
+  return send_result(try_send(inst.node.a, inst.node.b))
 end
 
 -- The send itself, waiting (the sender has no timeout of its own).
@@ -393,18 +410,34 @@ function send_impl.wait(inst)
 end
 
 -- Withdraws a send's offer from its line (unless a receiver took it already).
+-- (out of line first, then forgotten: an error in between leaves it to try again)
 local function withdraw(inst)
   local proxy = inst.proxy
   if proxy ~= nil then
-    inst.proxy = nil
     proxy:setwaker("sendr", nil)
+    inst.proxy = nil
   end
 end
 
-local function withdraw_all(st, except)
-  for _, inst in pairs(st.offers) do
-    if inst ~= except then withdraw(inst) end
+-- Calls fn(x, a) for each x of list but skip, going on past errors; raises
+-- the first error once every call was made. A fan-out whose steps may fail
+-- (memory, the watchdog's interrupt) so still makes each of its steps.
+local function each_protected(list, skip, fn, a)
+  local err
+  for _, x in pairs(list) do
+    if x ~= skip then
+      local ok, e = pcall(fn, x, a)
+      if not ok then
+        ok = pcall(fn, x, a) -- (once more: each step can be made again)
+        if not ok and err == nil then err = e end
+      end
+    end
   end
+  if err ~= nil then error(err, 0) end
+end
+
+local function withdraw_all(st, except)
+  each_protected(st.offers, except, withdraw)
 end
 
 -- The offer: a send run in a coroutine of its own waits in line through the
@@ -412,11 +445,8 @@ end
 -- to the loop inside a wrapper whose waker commits this branch first.
 function send_impl.offer(inst, st)
   local tx = inst.node.a
-  local co = create(sender_send)
-  local saved = rawget(tx, "timeout")
-  rawset(tx, "timeout", nil)
+  local co = create(send_untimed)
   local r = pack(resume(co, tx, inst.node.b))
-  rawset(tx, "timeout", saved)
   if not r[1] then error(r[2], 0) end
   if costatus(co) == "dead" then return send_result(r[2], r[3]) end
   local proxy = r[3][1]
@@ -533,6 +563,30 @@ end
 -- perform
 ---------------------------------------------------------------------------
 
+local make_waker -- (below)
+
+-- Calls fn(...) (a guard's or with_nack's function) for st's perform. Once
+-- the perform made nacks, a cancel of the task while fn waits must fire
+-- them: fn then runs in a coroutine whose waits the task forwards, with the
+-- perform's waker object added to each (a cancel takes it back: abandoned).
+local function call_watched(st, fn, ...)
+  if #st.nacks == 0 then return fn(...) end
+  local co = create(fn)
+  local r = pack(resume(co, ...))
+  local w
+  while true do
+    if not r[1] then error(r[2], 0) end
+    if costatus(co) == "dead" then return unpack(r, 2, r.n) end
+    w = w or make_waker(st)
+    local recvt, given = {}, r[2]
+    if type(given) == "table" then
+      for i = 1, #given do recvt[i] = given[i] end
+    end
+    recvt[#recvt + 1] = w
+    r = pack(resume(co, yield(recvt, r[3], unpack(r, 4, r.n))))
+  end
+end
+
 -- Flattens op into st.insts: one instance per base operation, each with its
 -- wrap functions (innermost first, as a list) and the nack conditions of the
 -- with_nack nodes it sits under. Guards and with_nack functions run here.
@@ -549,7 +603,7 @@ local function instantiate(st, node, wraps, nacks)
   elseif kind == WRAP then
     instantiate(st, node.op, { f = node.f, next = wraps }, nacks)
   elseif kind == GUARD then
-    local o = node.fn()
+    local o = call_watched(st, node.fn)
     if not is_op(o) then
       error("cosock.op: the guard function returned " .. type(o) .. ", not an operation", 0)
     end
@@ -557,7 +611,7 @@ local function instantiate(st, node, wraps, nacks)
   else -- NACK
     local c = m.cond()
     st.nacks[#st.nacks + 1] = c
-    local o = node.fn(c:wait_op())
+    local o = call_watched(st, node.fn, c:wait_op())
     if not is_op(o) then
       error("cosock.op: the with_nack function returned " .. type(o) .. ", not an operation", 0)
     end
@@ -565,18 +619,20 @@ local function instantiate(st, node, wraps, nacks)
   end
 end
 
--- Signals the nack of every with_nack not on chosen's path (all of them when
--- chosen is nil).
-local function fire_nacks(st, chosen)
-  local keep = {}
+-- Signals c unless it is the nack of a with_nack on chosen's path.
+local function fire_nack(c, chosen)
   local n = chosen and chosen.nacks
   while n do
-    keep[n.c] = true
+    if n.c == c then return end
     n = n.next
   end
-  for _, c in pairs(st.nacks) do
-    if not keep[c] then c:signal() end
-  end
+  c:signal()
+end
+
+-- Signals the nack of every with_nack not on chosen's path (all of them when
+-- chosen is nil), each one even when another raised.
+local function fire_nacks(st, chosen)
+  each_protected(st.nacks, nil, fire_nack, chosen)
 end
 
 -- The wraps applied to the results, innermost (the list's head) first; the
@@ -595,29 +651,36 @@ local function apply_wraps(inst, r)
   return fs[n](unpack(r, 1, r.n))
 end
 
+-- The chosen operation has happened (a message taken, a timer handled): its
+-- results are returned even should firing the nacks raise, once every nack
+-- was signalled (each_protected).
 local function commit(st, inst, r)
   st.done = true
-  fire_nacks(st, inst)
+  pcall(fire_nacks, st, inst)
   return apply_wraps(inst, r)
 end
 
 -- The loop's cleanup of a wait that did not end in the perform itself: a
 -- cancel of the performing task (or its removal by a failed park).
+local function unblock_inst(inst, st)
+  local unblock = inst.node.impl.unblock
+  if unblock then unblock(inst, st) end
+end
+
 local function abandoned(st)
   if st.done then return end
   st.done = true
-  withdraw_all(st, nil)
-  for _, inst in pairs(st.blocked) do
-    local unblock = inst.node.impl.unblock
-    if unblock then unblock(inst, st) end
-  end
+  local ok, err = pcall(withdraw_all, st, nil)
+  local ok2, err2 = pcall(each_protected, st.blocked, nil, unblock_inst, st)
   fire_nacks(st, st.committed)
+  if not ok then error(err, 0) end
+  if not ok2 then error(err2, 0) end
 end
 
 -- The perform's own waker object, always waited on: conditions wake it, and
 -- its setwaker(_, nil) tells a cancel (the current task is another one, or
 -- none) from the loop resuming the performer.
-local function make_waker(st)
+function make_waker(st)
   local w = {}
   function w.setwaker(_, _, fn)
     if fn ~= nil then
@@ -646,10 +709,7 @@ local function lone_recv(node, task)
     recv_impl.block(node, st)
     yield(recvt)
     recv_impl.unblock(node, st)
-    local saved = rawget(rx, "timeout")
-    rawset(rx, "timeout", 0)
-    local n, a, b = counted(receiver_receive(rx))
-    rawset(rx, "timeout", saved)
+    local n, a, b = counted(try_receive(rx))
     if n == 1 then
       st.done = true
       return a
@@ -758,23 +818,16 @@ function OP:perform()
   if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
   local impl = self.impl
   if impl == recv_impl then -- the commonest perform, without a table
-    local rx = self.a
-    local saved = rawget(rx, "timeout")
-    rawset(rx, "timeout", 0)
-    local n, a, b = counted(receiver_receive(rx))
-    rawset(rx, "timeout", saved)
+    local n, a, b = counted(try_receive(self.a))
     if n == 1 then return a end
     if a ~= nil or b ~= "timeout" then return a, b end
     return lone_recv(self, task)
   elseif impl == send_impl then
     local tx = self.a
-    local saved = rawget(tx, "timeout")
-    rawset(tx, "timeout", 0)
-    local ok, err = sender_send(tx, self.b)
-    rawset(tx, "timeout", saved)
+    local ok, err = try_send(tx, self.b)
     if ok then return true end
     if err == "closed" then return nil, "closed" end
-    if saved ~= nil then return perform(self, task, true) end
+    if rawget(tx, "timeout") ~= nil then return perform(self, task, true) end
     ok, err = sender_send(tx, self.b)
     if ok then return true end
     return nil, "closed"

@@ -156,7 +156,7 @@ local function deliver(node, args)
     return true
   end
   local h = node.handle -- on(): its task reads the arguments when it starts
-  if h and not node.started and h:is_alive() then
+  if h and not node.started and not node.args and h:is_alive() then
     node.args = args
     return true
   end
@@ -240,11 +240,14 @@ function m.one(name, ...)
   check_name("one", name)
   local l = lists[name]
   if l == nil then return 0 end
-  local args = pack(...) -- (first: once a node is out of its list, nothing may fail)
+  local args = pack(...)
+  -- (woken first, then out of the list: an error in between leaves a node
+  -- that no signal reaches any more, which the next one drops)
   while l.head do
     local node = l.head
+    local woke = deliver(node, args)
     unlink(node)
-    if deliver(node, args) then return 1 end
+    if woke then return 1 end
   end
   return 0
 end
@@ -257,11 +260,13 @@ function m.all(name, ...)
   local l = lists[name]
   if l == nil then return 0 end
   local args = pack(...)
-  lists[name] = nil
-  local n, node = 0, l.head
-  while node do
-    local nxt = node.next
-    node.list, node.prev, node.next = false, false, false
+  -- Each node leaves the list only once it has been woken, so that an error
+  -- part-way (memory, the watchdog's interrupt) leaves the rest listed for
+  -- the next signal. Nodes that join meanwhile wait for the next signal.
+  local n, last = 0, l.tail
+  while true do
+    local node = l.head
+    if not node then break end
     if node.wid ~= 0 then -- (deliver's first case, inline: the fan-out's hot path)
       if signal_wake(node) then
         node.args = args
@@ -270,7 +275,8 @@ function m.all(name, ...)
     elseif deliver(node, args) then
       n = n + 1
     end
-    node = nxt
+    unlink(node)
+    if node == last then break end
   end
   return n
 end
