@@ -192,7 +192,7 @@ static int push_outcome(lua_State *L, int idx) {
 }
 
 void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first, int n) {
-  int i, top = lua_gettop(L), waiters;
+  int i, top = lua_gettop(L), waiters, err = 0;
   handle = lua_absindex(L, handle);
   first = lua_absindex(L, first);
   if (!lua_istable(L, handle)) return;         /* dropped: nobody can ask */
@@ -220,7 +220,20 @@ void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first,
     lua_pushnil(L);
     lua_rawset(L, -3);                         /* an existing key: no allocation */
     lua_pop(L, 1);
-    for (i = 1; lua_rawgeti(L, waiters, i) != LUA_TNIL; i++) lua_call(L, 0, 0);
+    /* Each is called even when one raised (memory, the watchdog's
+     * interrupt, a waker of the program's): the first error is raised
+     * once all are woken. */
+    for (i = 1; lua_rawgeti(L, waiters, i) != LUA_TNIL; i++) {
+      if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        if (err == 0) err = lua_gettop(L);
+        else lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+    if (err != 0) {
+      lua_pushvalue(L, err);
+      lua_error(L);
+    }
   }
   lua_settop(L, top);
 }

@@ -138,10 +138,12 @@ local function wake_state(st)
     st.woken = true
     return
   end
-  st.wake = nil
+  -- (st.wake stays until the waker ran: the waker takes itself back, and
+  -- a fan-out stopped before this call calls it again)
   st.waking = true
   local ok, err = pcall(w)
   st.waking = false
+  st.wake = nil
   if not ok then error(err, 0) end
 end
 
@@ -499,9 +501,74 @@ function m.writable(sock)
   return base(io_impl, sock, false)
 end
 
+-- Performs waiting on one object that takes one waker per kind (a socket,
+-- a timer) share it: the first to wait (the leader) waits on the object
+-- itself, the others on the perform's own waker object, in the object's
+-- hub; when the leader stops waiting (woken, cancelled) it wakes them, and
+-- each tries again (the first to wait again leads).
+local shared = setmetatable({}, { __mode = "k" })
+
+local function shared_block(st, list, obj, kind)
+  local of = shared[obj]
+  if of == nil then
+    of = {}
+    shared[obj] = of
+  end
+  local hub = of[kind]
+  if hub == nil then
+    hub = { list = {}, set = {}, live = 0, leader = false }
+    of[kind] = hub
+  end
+  if hub.leader == st or hub.set[st] then return end
+  if not hub.leader then
+    hub.leader = st
+    watch(st, list, obj)
+    return
+  end
+  hub.list[#hub.list + 1] = st
+  hub.set[st] = true
+  hub.live = hub.live + 1
+end
+
+local function shared_unblock(st, obj, kind)
+  local of = shared[obj]
+  local hub = of and of[kind]
+  if hub == nil then return end
+  if hub.leader ~= st then
+    if hub.set[st] then
+      hub.set[st] = nil
+      hub.live = hub.live - 1
+    end
+    return
+  end
+  hub.leader = false
+  if hub.live > 0 then
+    if not pcall(wake_set, hub, hub.set, hub.list) then wake_set(hub, hub.set, hub.list) end
+  end
+  if #hub.list > 0 then hub.list = {} end
+end
+
+-- A closed socket: never ready, and not waited on (the loop would find it
+-- ready at once: a busy wait), unless closing wakes the socket's waiters
+-- (cosock.set_close_wakes(true), where the facade has it): then ready.
+local function closed(inner)
+  local getfd = inner.getfd
+  return getfd ~= nil and getfd(inner) == -1
+end
+
+local function close_wakes()
+  local cosock = package.loaded.cosock
+  local get = type(cosock) == "table" and rawget(cosock, "get_close_wakes")
+  return get and get() or false
+end
+
 function io_impl.try(inst)
   local sock, reading = inst.node.a, inst.node.b
   local inner = sock.inner_sock
+  if closed(inner) then
+    if close_wakes() then return { sock, n = 1 } end
+    return nil
+  end
   local r, w
   if reading then r = luasocket.select({ inner }, nil, 0) else r, w = luasocket.select(nil, { inner }, 0) end
   local ready = reading and r or w
@@ -509,7 +576,13 @@ function io_impl.try(inst)
 end
 
 function io_impl.block(inst, st)
-  watch(st, inst.node.b and st.recvt or st.sendt, inst.node.a)
+  local sock, reading = inst.node.a, inst.node.b
+  if closed(sock.inner_sock) then return end
+  shared_block(st, reading and st.recvt or st.sendt, sock, reading)
+end
+
+function io_impl.unblock(inst, st)
+  shared_unblock(st, inst.node.a, inst.node.b)
 end
 
 -- join(handle): ready once the task ended; the results of handle:join().
@@ -556,7 +629,11 @@ function timer_impl.try(inst)
 end
 
 function timer_impl.block(inst, st)
-  watch(st, st.recvt, inst.node.a)
+  shared_block(st, st.recvt, inst.node.a, true)
+end
+
+function timer_impl.unblock(inst, st)
+  shared_unblock(st, inst.node.a, true)
 end
 
 ---------------------------------------------------------------------------
@@ -763,8 +840,8 @@ local function prepare_wait(st, insts)
     local inst = insts[i]
     local block = inst.node.impl.block
     if block then
+      st.blocked[#st.blocked + 1] = inst -- (first: a failed block is unblocked)
       block(inst, st)
-      st.blocked[#st.blocked + 1] = inst
     end
   end
 end

@@ -168,6 +168,9 @@ end
 local function wait_node(node, timeout)
   local deadline = timeout and monotime() + timeout
   while true do
+    -- (out of its list after a wake without a signal's arguments: one that
+    -- an error stopped between the two; the wait goes on, listed again)
+    if not node.list and not node.args then link(node) end
     local _, _, err = signal_park(node, timeout)
     local args = node.args
     if args then return args end
@@ -184,7 +187,6 @@ local function wait_node(node, timeout)
         return nil
       end
     end
-    if not node.list then link(node) end
   end
 end
 
