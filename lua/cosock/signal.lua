@@ -82,13 +82,28 @@ local function waiting(node)
   return h and not node.started and h:is_alive() or false
 end
 
+-- (Written so that an error at any instruction, the watchdog's interrupt,
+-- leaves a list that works: the ends are found by the list's head and tail,
+-- not by prev and next, which may then point at a node out of the list; a
+-- node that is neither an end nor has a prev is out of the list already.)
 local function unlink(node)
   local l = node.list
   if not l then return end
   local p, n = node.prev, node.next
-  if p then p.next = n else l.head = n end
-  if n then n.prev = p else l.tail = p end
-  node.list, node.prev, node.next = false, false, false
+  if l.head == node then
+    l.head = n
+    p = false -- (a head's prev may be a node already out)
+  elseif p then
+    p.next = n
+  else -- (left half-way out of the list by an error)
+    node.next = false
+    node.list = false
+    return
+  end
+  if l.tail == node then l.tail = p elseif n then n.prev = p end
+  node.prev = false
+  node.next = false
+  node.list = false
   l.n = l.n - 1
   if not l.head and lists[node.name] == l then lists[node.name] = nil end
 end
@@ -108,6 +123,7 @@ end
 -- Links the node at the end of its name's list. It either raises (memory)
 -- before changing anything, or links it.
 local function link(node)
+  if node.list then unlink(node) end
   local l = lists[node.name]
   if l == nil then
     l = { head = false, tail = false, n = 0, sweep_at = 64 }
