@@ -29,6 +29,7 @@ local pack, unpack = compat.pack, compat.unpack
 local core = require "cosock.core"
 local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale
 local signal_park, signal_wake, signal_ticket = core.signal_park, core.signal_wake, core.signal_ticket
+local signal_passer = core.signal_passer
 
 local m = {}
 
@@ -68,6 +69,7 @@ local function new_node(name)
     wslot = -1, wid = 0, -- the ticket of its task's wait (src/sigwait.c)
     waker = false,      -- the loop's waker, when waited on through setwaker
     args = false,       -- the signal's arguments once signalled (packed)
+    by_one = false,     -- they came from one(): passed on should the task never run
     handle = false,     -- on(): the task's handle
     started = false,    -- on(): the task has run
   }, node_mt)
@@ -247,7 +249,7 @@ function m.wait(name, timeout)
   else
     args = wait_node(node, timeout)
   end
-  node.args = false
+  node.args, node.by_one = false, false
   if args == nil then return nil, "timeout" end
   return true, unpack(args, 1, args.n)
 end
@@ -265,10 +267,22 @@ function m.one(name, ...)
     local node = l.head
     local woke = deliver(node, args)
     unlink(node)
-    if woke then return 1 end
+    if woke then
+      node.by_one = true
+      return 1
+    end
   end
   return 0
 end
+
+-- A task that one() woke and that is cancelled before it ran: the signal
+-- goes to the next waiter (src/sigwait.c calls this from the cancel).
+signal_passer(function(node)
+  local args = node.args
+  if not args or not node.by_one then return end
+  node.args, node.by_one = false, false
+  m.one(node.name, unpack(args, 1, args.n))
+end)
 
 --- all(name, ...) -> how many waiters of name it woke, each with the
 --- arguments ... (the same values). Waiters that start waiting while it runs
