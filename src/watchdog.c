@@ -32,6 +32,7 @@ void cn_wd_watch_(cn_loop *lp, lua_State *co) {
   lp->wd.start_ns = now;
   lp->wd.due_ns = now + lp->wd.limit_ns;
   lp->wd.co = co;
+  lp->wd.slot = -1;
   lp->wd.outer = watching;
   watching = lp;
   lua_sethook(co, wd_hook, lp->wd.saved_mask | LUA_MASKCOUNT, CN_WD_COUNT);
@@ -52,7 +53,7 @@ static void push_message(lua_State *L, cn_loop *lp, int64_t ran_ns) {
   char n[32];
   double s = (double)ran_ns / 1e9;
   snprintf(n, sizeof n, s < 1000 ? "%.3g" : "%.0f", s);
-  cn_push_label(L, lp, cn_current_slot(lp));   /* 'name', or the coroutine's address */
+  cn_push_label(L, lp, lp->wd.slot >= 0 ? lp->wd.slot : cn_current_slot(lp)); /* 'name', or the coroutine's address */
   lua_pushfstring(L, "task %s ran %s s without yielding", lua_tostring(L, -1), n);
   lua_remove(L, -2);
 }
@@ -74,7 +75,7 @@ static void push_traceback(lua_State *L, cn_loop *lp) {
  * "error" action. The next report, should it go on (a pcall in the task may
  * catch the error), comes after another limit. */
 static void fire(lua_State *L, cn_loop *lp, int64_t now) {
-  int slot = cn_current_slot(lp), top;
+  int slot = lp->wd.slot >= 0 ? lp->wd.slot : cn_current_slot(lp), top;
   luaL_checkstack(L, 12, NULL);
   top = lua_gettop(L);
   lp->wd.due_ns = now + lp->wd.limit_ns;
