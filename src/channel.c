@@ -737,6 +737,18 @@ static int l_try_receive(lua_State *L) {
   return r >= 0 ? r : fail(L, "timeout");
 }
 
+/* channel_ready(rx) -> whether a receive would not wait (cosock.op: it then
+ * receives in a tail call, so that nothing of its own runs between the
+ * message's taking and its return, where an error would lose it). */
+static int l_ready(lua_State *L) {
+  chan_ref c;
+  lua_settop(L, 1);
+  locate(L, 0, "receive");
+  ref_at(L, &c, 2);
+  lua_pushboolean(L, rx_ready(L, &c));
+  return 1;
+}
+
 static int l_send_untimed(lua_State *L) {
   chan_ref c;
   int r;
@@ -1081,7 +1093,7 @@ void cn_channel_open(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"channel_waiting", l_waiting}, {"channel_senders", l_senders},
     {"channel_try_send", l_try_send}, {"channel_try_receive", l_try_receive},
-    {"channel_send_untimed", l_send_untimed}, {NULL, NULL}
+    {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready}, {NULL, NULL}
   };
   static const char *const untimed[] = {"channel_send_untimed", NULL};
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);

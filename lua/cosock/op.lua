@@ -38,6 +38,7 @@ local sender_send = channel.sender.send
 -- sender's timeout: the ends' own timeouts are left alone (src/channel.c).
 local try_send, try_receive, send_untimed = core.channel_try_send, core.channel_try_receive,
   core.channel_send_untimed
+local rx_ready = core.channel_ready
 local timer_info, timer_methods, handle_mt = core.timer_info, core.timer_methods, core.thread_handle
 
 local m = {}
@@ -325,7 +326,12 @@ local function hub_fire(hub)
   -- the hub stays armed for the performs not woken yet.
   wake_set(hub, hub.set, hub.list)
   hub.list = {}
-  hub.armed = false
+end
+
+-- Whether the hub's waker is the receiver's now: read from the channel
+-- (link.waker), not kept in a flag that an error could leave stale.
+local function armed(hub, rx)
+  return rx.link.waker == hub.fire
 end
 
 function recv_impl.block(inst, st)
@@ -335,7 +341,7 @@ function recv_impl.block(inst, st)
   if st.offering[rx.link] then return end
   local hub = hubs[rx]
   if hub == nil then
-    hub = { list = {}, set = {}, live = 0, armed = false }
+    hub = { list = {}, set = {}, live = 0 }
     hub.fire = function() hub_fire(hub) end
     hubs[rx] = hub
   end
@@ -355,11 +361,9 @@ function recv_impl.block(inst, st)
   hub.set[st] = true
   hub.live = hub.live + 1
   list[#list + 1] = st
-  if not hub.armed then
-    hub.armed = true
+  if not armed(hub, rx) then
     local ok, err = pcall(rx_setwaker, rx, "recvr", hub.fire)
     if not ok then -- (a task waits on rx in a plain receive or select)
-      hub.armed = false
       hub.set[st] = nil
       hub.live = hub.live - 1
       error(err, 0)
@@ -375,8 +379,7 @@ function recv_impl.unblock(inst, st)
   hub.live = hub.live - 1
   if hub.live == 0 then
     hub.list = {}
-    if hub.armed then
-      hub.armed = false
+    if armed(hub, rx) then
       rx_setwaker(rx, "recvr", nil)
     end
   end
@@ -786,14 +789,9 @@ local function lone_recv(node, task)
     recv_impl.block(node, st)
     yield(recvt)
     recv_impl.unblock(node, st)
-    local n, a, b = counted(try_receive(rx))
-    if n == 1 then
+    if rx_ready(rx) then
       st.done = true
-      return a
-    end
-    if a ~= nil or b ~= "timeout" then
-      st.done = true
-      return a, b
+      return try_receive(rx) -- (a tail call: see perform)
     end
   end
 end
@@ -895,9 +893,10 @@ function OP:perform()
   if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
   local impl = self.impl
   if impl == recv_impl then -- the commonest perform, without a table
-    local n, a, b = counted(try_receive(self.a))
-    if n == 1 then return a end
-    if a ~= nil or b ~= "timeout" then return a, b end
+    -- The receive is a tail call: once the message is taken nothing of
+    -- ours runs before the caller has it (an error there, the watchdog's
+    -- interrupt, would lose it).
+    if rx_ready(self.a) then return try_receive(self.a) end
     return lone_recv(self, task)
   elseif impl == send_impl then
     local tx = self.a
