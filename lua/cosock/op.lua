@@ -736,7 +736,7 @@ end
 -- was signalled (each_protected).
 local function commit(st, inst, r)
   st.done = true
-  pcall(fire_nacks, st, inst)
+  if not pcall(fire_nacks, st, inst) then pcall(fire_nacks, st, inst) end -- (again: see COND:signal)
   return apply_wraps(inst, r)
 end
 

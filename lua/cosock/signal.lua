@@ -122,6 +122,17 @@ local function sweep(l)
   l.sweep_at = l.n * 2 > 64 and l.n * 2 or 64
 end
 
+-- The last node of l. l.tail unless an error left it stale (a node that
+-- has left the list, unlink stopped part-way): then found from the head.
+local function tail_of(l)
+  local h, t = l.head, l.tail
+  if not h then return false end
+  if t and not t.next and (t == h or (t.prev and t.prev.next == t)) then return t end
+  t = h
+  while t.next do t = t.next end
+  return t
+end
+
 -- Links the node at the end of its name's list. It either raises (memory)
 -- before changing anything, or links it.
 local function link(node)
@@ -134,8 +145,11 @@ local function link(node)
     sweep(l)
     if lists[node.name] ~= l then return link(node) end -- (the sweep emptied it)
   end
-  node.list, node.prev, node.next = l, l.tail, false
-  if l.tail then l.tail.next = node else l.head = node end
+  local t = tail_of(l)
+  node.next = false
+  node.prev = t
+  node.list = l
+  if t then t.next = node else l.head = node end
   l.tail = node
   l.n = l.n + 1
 end
