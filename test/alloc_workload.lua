@@ -478,9 +478,20 @@ function D.channels(log)
     if cap then tx, rx = channel.new(cap) else tx, rx = channel.new() end
     local l = { kind = tostring(cap), sent = flags(2 * K), got = counts(2 * K), n = 2 * K }
     log[#log + 1] = l
+    -- (sends: plain, op.send, plain, op.send in a guard; receives: plain,
+    -- op.recv, op.recv with a wrap: functions of the program's that cosock
+    -- calls, where the interrupt sweep's interrupts land)
     local sends = {}
-    for i = 1, 2 * K do sends[i] = op.send(tx, i) end
+    for i = 1, 2 * K do
+      if i % 4 == 0 then
+        local o = op.send(tx, i)
+        sends[i] = op.guard(function() return o end)
+      else
+        sends[i] = op.send(tx, i)
+      end
+    end
     local recv = op.recv(rx)
+    local wrapped = recv:wrap(function(v, e) return v, e end)
     local send, perform, receive = tx.send, recv.perform, rx.receive
     dspawn(function()
       for i = 1, 2 * K do
@@ -493,7 +504,11 @@ function D.channels(log)
     dspawn(function()
       for turn = 1, 20 * K do
         local ok, v, e
-        if turn % 2 == 1 then ok, v, e = pcall(receive, rx) else ok, v, e = pcall(perform, recv) end
+        if turn % 3 == 1 then
+          ok, v, e = pcall(receive, rx)
+        else
+          ok, v, e = pcall(perform, turn % 3 == 2 and recv or wrapped)
+        end
         if ok then
           if v == nil and e == "closed" then return end
           if l.got[v] then l.got[v] = l.got[v] + 1 end
@@ -540,12 +555,14 @@ end
 function D.waiters(log)
   local signal = require "cosock.signal"
   local N = 4
-  local woken = { all = 0, cond = 0, nack = 0, n = N }
+  local when = require "cosock.when"
+  local woken = { all = 0, cond = 0, nack = 0, when = 0, n = N }
   log.woken = woken
   local c, made = op.cond(), op.cond()
   local cwait, mwait = c:wait_op(), made:wait_op()
   local perform = cwait.perform
-  local box = { nack = false }
+  local box = { nack = false, go = false }
+  local function go() return box.go end
   local chooser = op.choice(op.with_nack(function(n) box.nack = n return op.never() end), op.always(true))
   for _ = 1, N do
     dspawn(function()
@@ -573,9 +590,21 @@ function D.waiters(log)
       woken.nack = woken.nack + 1
     end, "nack waiter")
   end
+  for _ = 1, N do
+    dspawn(function()
+      for _ = 1, 8 do
+        local ok, got = pcall(when.wait, go, LIMIT)
+        if ok then
+          if got then woken.when = woken.when + 1 end
+          return
+        end
+      end
+    end, "when waiter")
+  end
   dspawn(function()
     for _ = 1, 6 do
       persist(4, socket.sleep, 0)
+      box.go = true
       if woken.all < N then pcall(signal.all, "delivery") end
       if woken.cond < N then pcall(c.signal, c) end
     end
@@ -596,7 +625,7 @@ local function check(log)
     end
   end
   local w = log.woken
-  for _, k in ipairs { "all", "cond", "nack" } do
+  for _, k in ipairs { "all", "cond", "nack", "when" } do
     if w[k] ~= w.n then error(("delivery: %d of %d %s waiters woken"):format(w[k], w.n, k), 0) end
   end
 end

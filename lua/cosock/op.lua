@@ -135,7 +135,7 @@ end
 -- raises (src/park.c): a wake that raised still woke.
 local function wake_state(st)
   local w = st.wake
-  if w == nil then
+  if not w then
     st.woken = true
     return
   end
@@ -144,7 +144,7 @@ local function wake_state(st)
   st.waking = true
   local ok, err = pcall(w)
   st.waking = false
-  st.wake = nil
+  st.wake = false
   if not ok then error(err, 0) end
 end
 
@@ -297,20 +297,21 @@ function m.recv(rx)
   return o
 end
 
-local function counted(...) return select("#", ...), ... end
 
 -- A receive that never waits. The results go to a table kept in the
 -- instance (perform unpacks them at once).
 function recv_impl.try(inst)
   local rx = inst.node.a
-  local n, a, b = counted(try_receive(rx))
-  if n == 2 and a == nil and b == "timeout" then return nil end
+  if not rx_ready(rx) then return nil end
+  -- (the table first: nothing may allocate, and so fail, once the message
+  -- is taken)
   local r = inst.res
   if not r then
-    r = {}
+    r = { false, false, n = 0 }
     inst.res = r
   end
-  r.n, r[1], r[2] = n, a, b
+  local a, b = try_receive(rx) -- (a message, or nil, "closed")
+  if b == nil then r.n, r[1] = 1, a else r.n, r[1], r[2] = 2, a, b end
   return r
 end
 
@@ -467,7 +468,7 @@ function send_impl.offer(inst, st)
     proxy:setwaker(kind, function()
       -- A receiver took the message (or the channel closed): this branch is
       -- chosen now, and the perform's other offers leave their lines at once.
-      if st.committed == nil and not st.done then
+      if not st.committed and not st.done then
         st.committed = inst
         inst.proxy = nil
         withdraw_all(st, inst)
@@ -716,19 +717,16 @@ local function fire_nacks(st, chosen)
 end
 
 -- The wraps applied to the results, innermost (the list's head) first; the
--- outermost is a tail call.
+-- outermost is a tail call. Nothing is allocated before the first wrap has
+-- the results (a message taken is then the program's).
 local function apply_wraps(inst, r)
   local w = inst.wraps
   if w == nil then return unpack(r, 1, r.n) end
-  local fs, n = {}, 0
-  while w do
-    n = n + 1
-    fs[n] = w.f
+  while w.next do
+    r = pack(w.f(unpack(r, 1, r.n)))
     w = w.next
   end
-  if n == 0 then return unpack(r, 1, r.n) end
-  for i = 1, n - 1 do r = pack(fs[i](unpack(r, 1, r.n))) end
-  return fs[n](unpack(r, 1, r.n))
+  return w.f(unpack(r, 1, r.n))
 end
 
 -- The chosen operation has happened (a message taken, a timer handled): its
@@ -765,14 +763,14 @@ function make_waker(st)
   function w.setwaker(_, _, fn)
     if fn ~= nil then
       if st.woken then -- a hub fired before the loop gave the waker
-        st.woken = nil
+        st.woken = false
         fn()
         return
       end
       st.wake = fn
       return
     end
-    st.wake = nil
+    st.wake = false
     if not st.waking and current_task() ~= st.task then abandoned(st) end
   end
   return w
@@ -782,10 +780,13 @@ end
 local NONE = {}
 local function lone_recv(node, task)
   local rx = node.a
-  local st = { task = task, offers = NONE, nacks = NONE, offering = NONE, blocked = { node } }
+  -- (every field a wake sets exists from the start: setting it then
+  -- allocates nothing, and cannot fail)
+  local st = { task = task, offers = NONE, nacks = NONE, offering = NONE, blocked = { node },
+    wake = false, woken = false, waking = false, done = false }
   local recvt = { make_waker(st) }
   while true do
-    st.woken = nil
+    st.woken = false
     recv_impl.block(node, st)
     yield(recvt)
     recv_impl.unblock(node, st)
@@ -845,7 +846,8 @@ local function prepare_wait(st, insts)
 end
 
 local function perform(o, task, tried)
-  local st = { insts = {}, nacks = {}, task = task, offers = {}, blocked = {} }
+  local st = { insts = {}, nacks = {}, task = task, offers = {}, blocked = {},
+    wake = false, woken = false, waking = false, done = false, committed = false }
   local ok, err = pcall(instantiate, st, o, nil, nil)
   if not ok then
     fire_nacks(st, nil)
@@ -862,7 +864,7 @@ local function perform(o, task, tried)
     tried = false
     -- Wait: offers first (so that receives know about them), then the rest.
     -- Should that fail (memory), no offer may stay in a line.
-    st.offers, st.offering, st.blocked, st.committed, st.woken = {}, {}, {}, nil, nil
+    st.offers, st.offering, st.blocked, st.committed, st.woken = {}, {}, {}, false, false
     local ok, done = pcall(prepare_wait, st, insts)
     if not ok then
       abandoned(st)
@@ -881,7 +883,7 @@ local function perform(o, task, tried)
     end
     local chosen = st.committed
     withdraw_all(st, chosen)
-    if chosen ~= nil then return commit(st, chosen, send_impl.finish(chosen)) end
+    if chosen then return commit(st, chosen, send_impl.finish(chosen)) end
   end
 end
 
