@@ -268,7 +268,10 @@ static cn_line_entry *line_first(lua_State *L, const chan_ref *c) {
   return e;
 }
 
-/* Wakes the sender of entry e, which has left the line. */
+/* Wakes the sender of entry e, which has left the line. Its waker's errors
+ * are dropped: the message has moved (a receive has it, or it is queued),
+ * and a loop's waker that raised has woken its task all the same
+ * (src/park.c); raising would take the message from the receive. */
 static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
   int aux;
   if (e->slot >= 0) {
@@ -286,10 +289,11 @@ static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) 
   lua_rawseti(L, aux + 1, e->id);
   lua_replace(L, aux);                         /* waker, proxies */
   lua_settop(L, aux);
-  lua_call(L, 0, 0);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
-/* Calls the sender's select waker, if any, taking it off first. */
+/* Calls the sender's select waker, if any, taking it off first. Its errors
+ * are dropped, as wake_entry's: a receive that made room has its message. */
 static void wake_tx_selector(lua_State *L, const chan_ref *c) {
   int aux;
   if (!c->ch->tx_waker) return;
@@ -299,7 +303,7 @@ static void wake_tx_selector(lua_State *L, const chan_ref *c) {
   lua_pushnil(L);
   lua_rawseti(L, aux, AUX_SENDR);
   lua_remove(L, aux);
-  lua_call(L, 0, 0);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
 /* After a receive made room in a bounded channel: the first senders in line

@@ -140,12 +140,13 @@ local function wake_state(st)
     return
   end
   -- (st.wake stays until the waker ran: the waker takes itself back, and
-  -- a fan-out stopped before this call calls it again)
+  -- a fan-out that failed calls it again: a loop's waker that ran already
+  -- does nothing then)
   st.waking = true
   local ok, err = pcall(w)
   st.waking = false
-  st.wake = false
   if not ok then error(err, 0) end
+  st.wake = false
 end
 
 -- The fan-outs (a cond's signal, a hub's fire) wake their waiters in the
@@ -471,7 +472,7 @@ function send_impl.offer(inst, st)
       if not st.committed and not st.done then
         st.committed = inst
         inst.proxy = nil
-        withdraw_all(st, inst)
+        pcall(withdraw_all, st, inst) -- (the perform withdraws them again when it resumes)
       end
       fn()
     end)
