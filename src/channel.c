@@ -269,7 +269,8 @@ static cn_line_entry *line_first(lua_State *L, const chan_ref *c) {
 }
 
 /* Wakes the sender of entry e, which has left the line. Its waker's errors
- * are dropped: the message has moved (a receive has it, or it is queued),
+ * are dropped (after a second call: a transient error must not cost the
+ * sender its wake): the message has moved (a receive has it, or it is queued),
  * and a loop's waker that raised has woken its task all the same
  * (src/park.c); raising would take the message from the receive. */
 static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
@@ -289,7 +290,13 @@ static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) 
   lua_rawseti(L, aux + 1, e->id);
   lua_replace(L, aux);                         /* waker, proxies */
   lua_settop(L, aux);
-  if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
+  lua_pushvalue(L, aux);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {       /* once more: a transient error (memory, an */
+    lua_pop(L, 1);                             /* interrupt) must not cost the sender its wake; */
+    lua_pushvalue(L, aux);                     /* a waker that ran already does nothing */
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
 }
 
 /* Calls the sender's select waker, if any, taking it off first. Its errors
