@@ -29,9 +29,10 @@ local pack, unpack = compat.pack, compat.unpack
 local core = require "cosock.core"
 local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale
 local signal_park, signal_wake, signal_ticket = core.signal_park, core.signal_wake, core.signal_ticket
-local signal_passer = core.signal_passer
+local signal_passer, current_task = core.signal_passer, core.current_task
 
 local m = {}
+local M = {} -- (internal functions defined below their first use)
 
 -- name -> { head = node, tail = node, n = nodes, sweep_at = n }; a name
 -- without waiters has no list.
@@ -70,6 +71,7 @@ local function new_node(name)
     waker = false,      -- the loop's waker, when waited on through setwaker
     args = false,       -- the signal's arguments once signalled (packed)
     by_one = false,     -- they came from one(): passed on should the task never run
+    task = false,       -- the waiting task's coroutine (current_task())
     handle = false,     -- on(): the task's handle
     started = false,    -- on(): the task has run
   }, node_mt)
@@ -164,7 +166,11 @@ function node_methods:setwaker(kind, fn)
   end
   if fn == nil then
     self.waker = false
-    if not self.args then unlink(self) end
+    if not self.args then
+      unlink(self)
+    elseif self.by_one and self.task and current_task() ~= self.task then -- a cancel, not its resume
+      M.pass_on(self)
+    end
     return
   end
   if not self.list and not self.args then link(self) end
@@ -254,6 +260,7 @@ function m.wait(name, timeout)
     error("signal.wait: only a task can wait (called outside a task)", 2)
   end
   local node = reusable(name)
+  node.task = current_task()
   link(node)
   local args
   if timeout == nil then -- no timeout: nothing but a signal ends the wait
@@ -290,13 +297,15 @@ function m.one(name, ...)
 end
 
 -- A task that one() woke and that is cancelled before it ran: the signal
--- goes to the next waiter (src/sigwait.c calls this from the cancel).
-signal_passer(function(node)
+-- goes to the next waiter (src/sigwait.c calls this from the cancel of a
+-- task parked directly; node:setwaker(nil) for one waited on through it).
+function M.pass_on(node)
   local args = node.args
   if not args or not node.by_one then return end
   node.args, node.by_one = false, false
   m.one(node.name, unpack(args, 1, args.n))
-end)
+end
+signal_passer(M.pass_on)
 
 --- all(name, ...) -> how many waiters of name it woke, each with the
 --- arguments ... (the same values). Waiters that start waiting while it runs
@@ -340,6 +349,7 @@ function m.on(name, fn, taskname)
   local node = new_node(name)
   local h = spawn(function()
     node.started = true
+    node.task = current_task()
     local args = node.args
     if not args then
       if not node.list then return end -- on() failed after spawning (memory): no waiter
