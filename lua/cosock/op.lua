@@ -849,7 +849,7 @@ end
 local function perform(o, task, tried)
   local st = { insts = {}, nacks = {}, task = task, offers = {}, blocked = {},
     wake = false, woken = false, waking = false, done = false, committed = false }
-  local ok, err = pcall(instantiate, st, o, nil, nil)
+  local ok, err = compat.pcall(instantiate, st, o, nil, nil) -- (a guard may wait, also on 5.1)
   if not ok then
     fire_nacks(st, nil)
     error(err, 0)
