@@ -34,6 +34,12 @@ local signal_passer, current_task = core.signal_passer, core.current_task
 local m = {}
 local M = {} -- (internal functions defined below their first use)
 
+-- node -> the coroutine of the task that waits on it (current_task()), to
+-- tell its cancel from its resume. Weak both ways: a node's coroutine is
+-- also the key it is found under (nodes_of), which Lua 5.1's weak tables
+-- would otherwise keep alive.
+local task_of = setmetatable({}, { __mode = "kv" })
+
 -- name -> { head = node, tail = node, n = nodes, sweep_at = n }; a name
 -- without waiters has no list.
 local lists = {}
@@ -71,7 +77,6 @@ local function new_node(name)
     waker = false,      -- the loop's waker, when waited on through setwaker
     args = false,       -- the signal's arguments once signalled (packed)
     by_one = false,     -- they came from one(): passed on should the task never run
-    task = false,       -- the waiting task's coroutine (current_task())
     handle = false,     -- on(): the task's handle
     started = false,    -- on(): the task has run
   }, node_mt)
@@ -168,7 +173,7 @@ function node_methods:setwaker(kind, fn)
     self.waker = false
     if not self.args then
       unlink(self)
-    elseif self.by_one and self.task and current_task() ~= self.task then -- a cancel, not its resume
+    elseif self.by_one and task_of[self] and current_task() ~= task_of[self] then -- a cancel, not its resume
       M.pass_on(self)
     end
     return
@@ -260,7 +265,7 @@ function m.wait(name, timeout)
     error("signal.wait: only a task can wait (called outside a task)", 2)
   end
   local node = reusable(name)
-  node.task = current_task()
+  task_of[node] = current_task()
   link(node)
   local args
   if timeout == nil then -- no timeout: nothing but a signal ends the wait
@@ -349,7 +354,7 @@ function m.on(name, fn, taskname)
   local node = new_node(name)
   local h = spawn(function()
     node.started = true
-    node.task = current_task()
+    task_of[node] = current_task()
     local args = node.args
     if not args then
       if not node.list then return end -- on() failed after spawning (memory): no waiter
