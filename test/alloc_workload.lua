@@ -423,6 +423,10 @@ end
 ---------------------------------------------------------------------------
 
 local D = {}
+-- A pcall a task may wait in, also on PUC Lua 5.1 (where compat.pcall runs
+-- f in a coroutine: f must be a Lua function, hence call).
+local function call(f, ...) return f(...) end
+local function pcall(f, ...) return compat.pcall(call, f, ...) end
 
 -- fn() in pcall, again until it returns or tries runs out; true when it did.
 local function persist(tries, fn, ...)
@@ -575,8 +579,7 @@ function D.waiters(log)
       end
     end, "signal waiter")
     dspawn(function()
-      while not persist(1, perform, cwait) do end
-      woken.cond = woken.cond + 1
+      if persist(20, perform, cwait) then woken.cond = woken.cond + 1 end
     end, "cond waiter")
   end
   dspawn(function()
@@ -585,9 +588,14 @@ function D.waiters(log)
   end, "chooser")
   for _ = 1, N do
     dspawn(function()
-      while not persist(1, perform, mwait) do end
-      while not (box.nack and persist(1, perform, box.nack)) do persist(1, socket.sleep, 0.01) end
-      woken.nack = woken.nack + 1
+      if not persist(20, perform, mwait) then return end
+      for _ = 1, 20 do
+        if box.nack and persist(1, perform, box.nack) then
+          woken.nack = woken.nack + 1
+          return
+        end
+        persist(1, socket.sleep, 0.01)
+      end
     end, "nack waiter")
   end
   for _ = 1, N do
