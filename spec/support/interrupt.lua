@@ -12,12 +12,19 @@ local jit_on = rawget(_G, "jit") and jit.on or function() end
 function M.after(n)
   local co = coroutine.running()
   jit_off()
+  local left = n
   local function hook()
-    debug.sethook(co)
+    -- (LuaJIT's hooks are global: only co's instructions count)
+    if coroutine.running() ~= co then return end
+    left = left - 1
+    if left > 0 then return end
+    if co then debug.sethook(co) else debug.sethook() end
     jit_on()
+    -- (none in this file's own code: after fn returned, it is too late)
+    if debug.getinfo(2, "S").source:find("support/interrupt", 1, true) then return end
     error("interrupt", 0)
   end
-  if co then debug.sethook(co, hook, "", n) else debug.sethook(hook, "", n) end
+  if co then debug.sethook(co, hook, "", 1) else debug.sethook(hook, "", 1) end
 end
 
 function M.off()
@@ -26,9 +33,10 @@ function M.off()
   jit_on()
 end
 
--- pcall(fn) with the interrupt armed for the n-th instruction from here.
+-- pcall(fn) with the interrupt armed for the n-th instruction from here; a
+-- pcall a task may wait in (cosock.compat's), also on PUC Lua 5.1.
 function M.pcall(n, fn)
-  local ok, err = pcall(function()
+  local ok, err = require("cosock.compat").pcall(function()
     M.after(n)
     local r = fn()
     M.off()
