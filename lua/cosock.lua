@@ -127,5 +127,8 @@ local function dump_state()
   alwaysprint(BANNER_END)
 end
 core.set_stall_hook(dump_state)
+-- Where cosock's own Lua code is (this file and lua/cosock/...): the
+-- watchdog's "error" action waits until a task has left it (src/watchdog.c).
+core.watchdog_library((debug.getinfo(1, "S").source:gsub("%.lua$", "")))
 
 return m

@@ -167,22 +167,43 @@ static cn_task *rx_ticket(const chan_ref *c) {
 static int rx_waiting(const chan_ref *c) { return c->ch->rx_waker || rx_ticket(c) != NULL; }
 
 /* Wakes whoever waits on the receiver: the task parked in receive, or the
- * select waker, taken off the link before it is called (a waker is used once). */
-static void wake_rx(lua_State *L, const chan_ref *c) {
+ * select waker, taken off the link before it is called (a waker is used
+ * once). Returns the status; on an error it is on top, and a waker that
+ * raised (a fan-out stopped part-way: memory, the watchdog's interrupt) is
+ * given back, unless another took its place or it is one of the loop's
+ * (used once): whoever it had not woken yet waits on for the next message. */
+static int wake_rx_p(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
   cn_task *t = rx_ticket(c);
-  if (t != NULL) {
+  int w, status;
+  luaL_checkstack(L, 6, NULL);
+  if (t != NULL) {                             /* (a direct park: cn_deliver cannot raise) */
     ch->rx_wid = 0;
     cn_deliver(L, c->lp, t, 0);
-  } else if (ch->rx_waker) {
-    ch->rx_waker = 0;
-    lua_pushliteral(L, "waker");
-    lua_rawget(L, c->link);
-    lua_pushliteral(L, "waker");
-    lua_pushnil(L);
-    lua_rawset(L, c->link);
-    lua_call(L, 0, 0);
+    return LUA_OK;
   }
+  if (!ch->rx_waker) return LUA_OK;
+  ch->rx_waker = 0;
+  lua_pushliteral(L, "waker");
+  lua_rawget(L, c->link);
+  w = lua_gettop(L);
+  lua_pushliteral(L, "waker");
+  lua_pushnil(L);
+  lua_rawset(L, c->link);
+  lua_pushvalue(L, w);
+  status = lua_pcall(L, 0, 0, 0);
+  if (status != LUA_OK && !ch->rx_waker && !cn_waker_stale(L, c->lp, w)) {
+    lua_pushliteral(L, "waker");
+    lua_pushvalue(L, w);
+    lua_rawset(L, c->link);                    /* (the key's node is still there) */
+    ch->rx_waker = 1;
+  }
+  lua_remove(L, w);
+  return status;
+}
+
+static void wake_rx(lua_State *L, const chan_ref *c) {
+  if (wake_rx_p(L, c) != LUA_OK) lua_error(L);
 }
 
 /* Pushes the channel's aux table, making it on first use. */
@@ -249,7 +270,11 @@ static cn_line_entry *line_first(lua_State *L, const chan_ref *c) {
   return e;
 }
 
-/* Wakes the sender of entry e, which has left the line. */
+/* Wakes the sender of entry e, which has left the line. Its waker's errors
+ * are dropped (after a second call: a transient error must not cost the
+ * sender its wake): the message has moved (a receive has it, or it is queued),
+ * and a loop's waker that raised has woken its task all the same
+ * (src/park.c); raising would take the message from the receive. */
 static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
   int aux;
   if (e->slot >= 0) {
@@ -267,10 +292,17 @@ static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) 
   lua_rawseti(L, aux + 1, e->id);
   lua_replace(L, aux);                         /* waker, proxies */
   lua_settop(L, aux);
-  lua_call(L, 0, 0);
+  lua_pushvalue(L, aux);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {       /* once more: a transient error (memory, an */
+    lua_pop(L, 1);                             /* interrupt) must not cost the sender its wake; */
+    lua_pushvalue(L, aux);                     /* a waker that ran already does nothing */
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
 }
 
-/* Calls the sender's select waker, if any, taking it off first. */
+/* Calls the sender's select waker, if any, taking it off first. Its errors
+ * are dropped, as wake_entry's: a receive that made room has its message. */
 static void wake_tx_selector(lua_State *L, const chan_ref *c) {
   int aux;
   if (!c->ch->tx_waker) return;
@@ -280,7 +312,7 @@ static void wake_tx_selector(lua_State *L, const chan_ref *c) {
   lua_pushnil(L);
   lua_rawseti(L, aux, AUX_SENDR);
   lua_remove(L, aux);
-  lua_call(L, 0, 0);
+  if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
 /* After a receive made room in a bounded channel: the first senders in line
@@ -450,6 +482,50 @@ static int fail(lua_State *L, const char *err) {
 
 static int proxy_setwaker(lua_State *L);
 
+/* A send's wake of the receiver raised (error on top) after its message at
+ * msg was queued: a send that raises has sent nothing, so the message leaves
+ * the queue and the error goes on; if a receive took it already (the waker
+ * received), the send has happened: true. */
+static int queued_wake_failed(lua_State *L, const chan_ref *c, int msg) {
+  cn_chan *ch = c->ch;
+  int here = 0;
+  if (queued(ch) > 0) {
+    lua_rawgeti(L, c->q, qindex(ch, ch->last));
+    here = lua_type(L, msg) <= LUA_TNIL ? lua_touserdata(L, -1) == NILMARK : lua_rawequal(L, -1, msg);
+    lua_pop(L, 1);
+  }
+  if (!here) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushnil(L);
+  lua_rawseti(L, c->q, qindex(ch, ch->last));  /* (an existing key: no allocation) */
+  if (ch->first == ch->last) ch->first = 1, ch->last = 0;
+  else ch->last--;
+  return lua_error(L);
+}
+
+/* The same for a send in line (id) whose wake of the receiver raised: it
+ * leaves the line, unsent, or returns true when a receive took it. direct:
+ * it had made a direct wait, which it gives up. */
+static int line_wake_failed(lua_State *L, const chan_ref *c, lua_Integer id, int direct) {
+  int err = lua_gettop(L), aux = push_aux(L, c);
+  int type = push_pend(L, aux, id);
+  int taken = type == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == DELIVERED;
+  if (direct) cn_prepark_taken(c->lp, cn_current_slot(c->lp));
+  cn_line_remove(&c->ch->line, id);
+  lua_pushnil(L);
+  set_pend(L, aux, id);                        /* (an existing key: no allocation) */
+  if (!taken) {
+    lua_settop(L, err);
+    return lua_error(L);
+  }
+  lua_settop(L, err - 1);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* Sends the message at msg if that needs no wait. Returns the number of
  * results pushed (true; false, "closed"), or -1: the sender must wait. */
 static int send_try(lua_State *L, const chan_ref *c, int msg) {
@@ -466,7 +542,7 @@ static int send_try(lua_State *L, const chan_ref *c, int msg) {
    * taken its message (and returned it), not before. */
   if (ch->cap < 0 || (ch->cap > 0 && queued(ch) < ch->cap)) {
     enqueue(L, c, msg);
-    wake_rx(L, c);
+    if (wake_rx_p(L, c) != LUA_OK) return queued_wake_failed(L, c, msg);
     lua_pushboolean(L, 1);
     return 1;
   }
@@ -483,7 +559,8 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
   wid = cn_prepark(L, c->lp, K_SEND, &tmo, 0);
   if (wid != 0) {
     id = join_line(L, c, 2, cn_current_slot(c->lp), wid);
-    if (c->ch->cap == 0) wake_rx(L, c);        /* a rendezvous: the receiver can take it */
+    /* a rendezvous: the receiver can take it */
+    if (c->ch->cap == 0 && wake_rx_p(L, c) != LUA_OK) return line_wake_failed(L, c, id, 1);
     lua_settop(L, 6);
     lua_pushvalue(L, 1);
     return cn_yieldk(L, 1, (lua_KContext)id, send_k);
@@ -509,7 +586,7 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
   push_tmo(L, &tmo);
   lua_pushlightuserdata(L, CN_INTERNAL);
   id = join_line(L, c, 2, -1, 0);
-  if (c->ch->cap == 0) wake_rx(L, c);
+  if (c->ch->cap == 0 && wake_rx_p(L, c) != LUA_OK) return line_wake_failed(L, c, id, 0);
   return cn_yieldk(L, 4, (lua_KContext)id, send_k);
 }
 
@@ -662,6 +739,57 @@ static int m_receive(lua_State *L) {
   return receive_from(L);
 }
 
+/* channel_try_send(tx, msg) / channel_try_receive(rx): send / receive as
+ * with a timeout of 0, without touching the end's own timeout (cosock.op's
+ * tries: an error between setting and restoring a timeout would keep it).
+ * channel_send_untimed(tx, msg): send waiting without the sender's timeout
+ * (cosock.op's offers). */
+static int l_try_send(lua_State *L) {
+  chan_ref c;
+  int r;
+  lua_settop(L, 2);
+  locate(L, 1, "send");
+  lua_pushnil(L);
+  ref_at(L, &c, 3);
+  r = send_try(L, &c, 2);
+  return r >= 0 ? r : fail(L, "timeout");
+}
+
+static int l_try_receive(lua_State *L) {
+  chan_ref c;
+  int r;
+  lua_settop(L, 1);
+  locate(L, 0, "receive");
+  lua_pushnil(L);
+  ref_at(L, &c, 2);
+  r = recv_try(L, &c);
+  return r >= 0 ? r : fail(L, "timeout");
+}
+
+/* channel_ready(rx) -> whether a receive would not wait (cosock.op: it then
+ * receives in a tail call, so that nothing of its own runs between the
+ * message's taking and its return, where an error would lose it). */
+static int l_ready(lua_State *L) {
+  chan_ref c;
+  lua_settop(L, 1);
+  locate(L, 0, "receive");
+  ref_at(L, &c, 2);
+  lua_pushboolean(L, rx_ready(L, &c));
+  return 1;
+}
+
+static int l_send_untimed(lua_State *L) {
+  chan_ref c;
+  int r;
+  CN_RESUMABLE(L);
+  lua_settop(L, 2);
+  locate(L, 1, "send");
+  lua_pushnil(L);                              /* 6: no deadline */
+  ref_at(L, &c, 3);
+  r = send_try(L, &c, 2);
+  return r >= 0 ? r : send_wait(L, &c, 0);
+}
+
 /* The sender's own send: the common case inline (nothing waits, no line). */
 static int fast_send(lua_State *L) {
   cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
@@ -685,7 +813,7 @@ static int fast_send(lua_State *L) {
   if (ch->rx_wid != 0 || ch->rx_waker) {
     chan_ref c;
     ref_up(L, &c, ch);
-    wake_rx(L, &c);
+    if (wake_rx_p(L, &c) != LUA_OK) return queued_wake_failed(L, &c, 2);
   }
   lua_pushboolean(L, 1);
   return 1;
@@ -1003,8 +1131,11 @@ void cn_channel_open(lua_State *L) {
   static const char *const tx_waits[] = {"send", NULL}, *const rx_waits[] = {"receive", NULL};
   static const luaL_Reg funcs[] = {
     {"channel_waiting", l_waiting}, {"channel_senders", l_senders},
-    {"channel_close_ready", l_close_ready}, {NULL, NULL}
+    {"channel_close_ready", l_close_ready},
+    {"channel_try_send", l_try_send}, {"channel_try_receive", l_try_receive},
+    {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready}, {NULL, NULL}
   };
+  static const char *const untimed[] = {"channel_send_untimed", NULL};
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);
   luaL_checkstack(L, 8, NULL);
   lua_pushvalue(L, loop);                      /* for channel_new: loop */
@@ -1043,4 +1174,5 @@ void cn_channel_open(lua_State *L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &proxy_mt_key);
   lua_pushvalue(L, loop);
   luaL_setfuncs(L, funcs, 1);
+  cn_lift_fields(L, mod, untimed);
 }

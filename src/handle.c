@@ -29,6 +29,7 @@
 
 #include "compat.h"
 #include "handle.h"
+#include "sigwait.h"
 #include "lib/clock.h"
 #include "park.h"
 #include "run.h"
@@ -86,7 +87,7 @@ static int h_is_alive(lua_State *L) {
 static int h_cancel(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t = handle_task(L, lp);
-  int failed;
+  int failed, slot;
   lua_State *co;
   if (t == NULL) return 0;
   if (t->slot == cn_current_slot(lp))
@@ -102,6 +103,7 @@ static int h_cancel(lua_State *L) {
   failed = cn_unpark(L, lp, t, 1, 0);          /* its first error at 2 when failed */
   cn_task_push_co(L, t);                       /* anchored until it is closed */
   co = lua_tothread(L, -1);
+  slot = t->slot;
   cn_task_free(L, lp, t);
   /* As cosock (Lua 5.3): a cancelled handle lets go of its coroutine. */
   cn_push_ref(L, lp->r_handle_cos);
@@ -111,6 +113,7 @@ static int h_cancel(lua_State *L) {
   lua_pop(L, 1);
   cn_handle_finish(L, lp, 1, CN_ENDED_CANCELLED, 1, 0); /* (keeps the stack) */
   if (cn_close_thread(L, co) != LUA_OK) return lua_error(L);
+  if (cn_sigwait_cancelled(L, slot) != LUA_OK) return lua_error(L);
   if (failed) {
     lua_settop(L, 2);                          /* the first setwaker error */
     return lua_error(L);
@@ -192,7 +195,7 @@ static int push_outcome(lua_State *L, int idx) {
 }
 
 void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first, int n) {
-  int i, top = lua_gettop(L), waiters;
+  int i, top = lua_gettop(L), waiters, err = 0;
   handle = lua_absindex(L, handle);
   first = lua_absindex(L, first);
   if (!lua_istable(L, handle)) return;         /* dropped: nobody can ask */
@@ -220,7 +223,20 @@ void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first,
     lua_pushnil(L);
     lua_rawset(L, -3);                         /* an existing key: no allocation */
     lua_pop(L, 1);
-    for (i = 1; lua_rawgeti(L, waiters, i) != LUA_TNIL; i++) lua_call(L, 0, 0);
+    /* Each is called even when one raised (memory, the watchdog's
+     * interrupt, a waker of the program's): the first error is raised
+     * once all are woken. */
+    for (i = 1; lua_rawgeti(L, waiters, i) != LUA_TNIL; i++) {
+      if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        if (err == 0) err = lua_gettop(L);
+        else lua_pop(L, 1);
+      }
+    }
+    lua_pop(L, 1);
+    if (err != 0) {
+      lua_pushvalue(L, err);
+      lua_error(L);
+    }
   }
   lua_settop(L, top);
 }

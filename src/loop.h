@@ -116,6 +116,9 @@ typedef struct cn_loop {
     int error;                /* the action is "error" (else "report") */
     int r_reporter;           /* registry: the reporter, false for standard error */
     lua_State *co;            /* the coroutine watched now, NULL between resumes */
+    int slot;                 /* the task a report names; -1: the one running */
+    int r_lib;                /* registry: the source prefix of cosock's own Lua code */
+    unsigned char deferring;  /* due inside cosock's Lua code: looks at each instruction */
     int64_t due_ns;           /* when it is reported next */
     int64_t start_ns;         /* when its resume began */
     lua_Hook saved;           /* the hook the program had set on co */

@@ -69,9 +69,10 @@ static void prepare_unset(lua_State *L, int kind) {
 /* setwaker(kind, nil) on obj, for lua_pcall (args: obj, kind as an
  * integer): finding setwaker and making the kind's name may raise too. */
 static int unset_call(lua_State *L) {
-  int kind = (int)lua_tointeger(L, 2);
+  int kind = (int)lua_tointeger(L, 2), lenient = lua_toboolean(L, 3);
   lua_settop(L, 1);
   prepare_unset(L, kind);
+  if (lenient && lua_isnil(L, -4)) return 0;   /* (a waker's object that lost its setwaker) */
   lua_call(L, 3, 0);
   return 0;
 }
@@ -92,21 +93,27 @@ static int waker(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_Integer tag = lua_tointeger(L, lua_upvalueindex(4));
   int slot = (int)lua_tointeger(L, lua_upvalueindex(3));
-  int kind = (int)(tag & 1);
+  int kind = (int)(tag & 1), failed;
   cn_task *t = cn_task_get(lp, slot);
   if (tag < 0) return 0;                       /* already called once */
   lua_pushinteger(L, -1);
   lua_replace(L, lua_upvalueindex(4));
   if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0; /* stale */
-  /* As cosock's loop does: the waker takes itself back first. */
+  /* As cosock's loop does: the waker takes itself back first. Should that
+   * raise (memory, the watchdog's interrupt, the object's own error), the
+   * task is woken all the same and the error raised after: a waker that
+   * raised has still woken (the fan-outs of cosock.op count on it). */
   lua_pushvalue(L, lua_upvalueindex(2));       /* obj (kept for append below) */
   lua_pushvalue(L, -1);
-  prepare_unset(L, kind);
-  if (lua_isnil(L, -4)) lua_pop(L, 4);         /* (it lost its setwaker) */
-  else lua_call(L, 3, 0);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->park.r_unset);
+  lua_insert(L, -2);
+  lua_pushinteger(L, kind);
+  lua_pushboolean(L, 1);
+  failed = lua_pcall(L, 3, 0, 0) != LUA_OK;    /* obj[, error] */
   t = cn_task_get(lp, slot);                   /* the call may have changed it */
-  if (t == NULL || t->waitid != tag / 2 || t->timed_out) return 0;
+  if (t == NULL || t->waitid != tag / 2 || t->timed_out) return failed ? lua_error(L) : 0;
   if (t->state == T_PARKED) cn_make_ready(lp, t); /* first: see cn_deliver */
+  if (failed) return lua_error(L);
   if (!t->internal) {                          /* else nobody reads the lists */
     cn_push_record(L, lp, slot);               /* obj, rec */
     append(L, kind, lua_gettop(L), lua_gettop(L) - 1);

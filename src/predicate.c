@@ -38,6 +38,7 @@
 #include "predicate.h"
 #include "run.h"
 #include "task.h"
+#include "watchdog.h"
 
 #define DEFAULT_INTERVAL 0.010
 
@@ -443,7 +444,9 @@ void cn_preds_pass(lua_State *L, cn_loop *lp, int ran) {
       continue;
     }
     lua_rawgeti(L, ws, PRED_KEY(i));
+    cn_wd_watch_for(lp, ev, lp->preds.w[i].slot); /* (a turn of its own) */
     r = call_in(L, lp, ev, &nres);             /* values or error above top */
+    cn_wd_unwatch(lp);
     if (r == EV_FALSE || (r == EV_NIL && !lp->preds.w[i].until_nil)) continue;
     if (!still_waits(L, lp, i, ws)) {          /* the predicate ended it (a cancel) */
       drop(lp, i);

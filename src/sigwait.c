@@ -21,6 +21,11 @@
 #include "task.h"
 
 enum { UP_LOOP = 1, UP_WSLOT, UP_WID, UP_COUNT_ };
+
+/* Registry keys: the node each task was last woken through (slot -> node,
+ * made on the first wake), and cosock/signal.lua's function that passes a
+ * signal on when the task it woke is cancelled before it ran. */
+static const char woken_key = 0, passer_key = 0;
 #define UP(k) lua_upvalueindex(UP_##k)
 
 /* Sets node[key] = the integer v; the key exists already when the node was
@@ -105,9 +110,53 @@ static int s_wake(lua_State *L) {
   cn_task *t;
   luaL_checktype(L, 1, LUA_TTABLE);
   t = ticket_task(L, lp, 1);
-  if (t != NULL) cn_deliver(L, lp, t, 0);
-  lua_pushboolean(L, t != NULL);
+  if (t == NULL) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  cn_deliver(L, lp, t, 0);
+  /* Noted after the wake (this may raise for memory: it then costs the
+   * passing on of a cancelled task's signal, never the wake). */
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &woken_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &woken_key);
+  }
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, t->slot);
+  lua_pushboolean(L, 1);
   return 1;
+}
+
+int cn_sigwait_cancelled(lua_State *L, int slot) {
+  int top = lua_gettop(L), status = LUA_OK;
+  luaL_checkstack(L, 4, NULL);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &woken_key) == LUA_TTABLE &&
+      lua_rawgeti(L, -1, slot) == LUA_TTABLE) {
+    lua_pushnil(L);
+    lua_rawseti(L, top + 1, slot);             /* (an existing key: no allocation) */
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &passer_key) == LUA_TFUNCTION) {
+      lua_insert(L, -2);                       /* passer, node */
+      status = lua_pcall(L, 1, 0, 0);
+      if (status != LUA_OK) {
+        lua_replace(L, top + 1);
+        lua_settop(L, top + 1);
+        return status;
+      }
+    }
+  }
+  lua_settop(L, top);
+  return status;
+}
+
+/* signal_passer(fn): cosock/signal.lua's fn(node), called when a task that a
+ * signal woke is cancelled before it ran. */
+static int s_passer(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &passer_key);
+  return 0;
 }
 
 /* signal_ticket(node) -> true while the node's ticket is a wait that goes on. */
@@ -123,6 +172,7 @@ void cn_sigwait_open(lua_State *L) {
     {"signal_park", s_park},
     {"signal_wake", s_wake},
     {"signal_ticket", s_ticket},
+    {"signal_passer", s_passer},
     {NULL, NULL}
   };
   luaL_checkstack(L, UP_COUNT_, NULL);

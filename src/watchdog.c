@@ -32,6 +32,8 @@ void cn_wd_watch_(cn_loop *lp, lua_State *co) {
   lp->wd.start_ns = now;
   lp->wd.due_ns = now + lp->wd.limit_ns;
   lp->wd.co = co;
+  lp->wd.slot = -1;
+  lp->wd.deferring = 0;
   lp->wd.outer = watching;
   watching = lp;
   lua_sethook(co, wd_hook, lp->wd.saved_mask | LUA_MASKCOUNT, CN_WD_COUNT);
@@ -52,7 +54,7 @@ static void push_message(lua_State *L, cn_loop *lp, int64_t ran_ns) {
   char n[32];
   double s = (double)ran_ns / 1e9;
   snprintf(n, sizeof n, s < 1000 ? "%.3g" : "%.0f", s);
-  cn_push_label(L, lp, cn_current_slot(lp));   /* 'name', or the coroutine's address */
+  cn_push_label(L, lp, lp->wd.slot >= 0 ? lp->wd.slot : cn_current_slot(lp)); /* 'name', or the coroutine's address */
   lua_pushfstring(L, "task %s ran %s s without yielding", lua_tostring(L, -1), n);
   lua_remove(L, -2);
 }
@@ -74,7 +76,7 @@ static void push_traceback(lua_State *L, cn_loop *lp) {
  * "error" action. The next report, should it go on (a pcall in the task may
  * catch the error), comes after another limit. */
 static void fire(lua_State *L, cn_loop *lp, int64_t now) {
-  int slot = cn_current_slot(lp), top;
+  int slot = lp->wd.slot >= 0 ? lp->wd.slot : cn_current_slot(lp), top;
   luaL_checkstack(L, 12, NULL);
   top = lua_gettop(L);
   lp->wd.due_ns = now + lp->wd.limit_ns;
@@ -111,6 +113,23 @@ static void fire(lua_State *L, cn_loop *lp, int64_t now) {
   lua_settop(L, top);
 }
 
+/* Is the function the hook interrupted cosock's own Lua code (lua/cosock.lua,
+ * lua/cosock/...: the source prefix cosock.lua gave, followed by '.' or
+ * '/')? The "error" action waits for the first instruction outside it: an
+ * error inside would stop a wake-up, a delivery or a take half done, which
+ * no state could then tell (a message taken and not returned). */
+static int in_library(lua_State *L, cn_loop *lp, lua_Debug *ar) {
+  const char *lib;
+  size_t n;
+  int r = 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->wd.r_lib);
+  lib = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
+  if (lib != NULL && lua_getinfo(L, "S", ar) && ar->source != NULL)
+    r = strncmp(ar->source, lib, n) == 0 && (ar->source[n] == '.' || ar->source[n] == '/');
+  lua_pop(L, 1);
+  return r;
+}
+
 static void wd_hook(lua_State *L, lua_Debug *ar) {
   cn_loop *lp = watching;
   int mask;
@@ -122,7 +141,20 @@ static void wd_hook(lua_State *L, lua_Debug *ar) {
   }
   if (ar->event == LUA_HOOKCOUNT && lp->wd.limit_ns) {
     int64_t now = cn_acct_now();
-    if (now >= lp->wd.due_ns) fire(L, lp, now);
+    if (now < lp->wd.due_ns) {
+      /* (nothing due) */
+    } else if (lp->wd.error && in_library(L, lp, ar)) {
+      if (!lp->wd.deferring) {                 /* look again at the next instruction */
+        lp->wd.deferring = 1;
+        lua_sethook(L, wd_hook, lua_gethookmask(L), 1);
+      }
+    } else {
+      if (lp->wd.deferring) {
+        lp->wd.deferring = 0;
+        lua_sethook(L, wd_hook, lua_gethookmask(L), CN_WD_COUNT);
+      }
+      fire(L, lp, now);
+    }
   }
   /* The program's own hook still gets the events it asked for. */
 #ifdef LUA_HOOKTAILCALL
@@ -222,14 +254,30 @@ void cn_wd_reset(lua_State *L, cn_loop *lp) {
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->wd.r_reporter);
 }
 
+/* watchdog_library(prefix): the source prefix of cosock's own Lua code
+ * ("@/.../cosock": cosock.lua gives it when loaded). */
+static int l_watchdog_library(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  luaL_checktype(L, 1, LUA_TSTRING);
+  lua_settop(L, 1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->wd.r_lib); /* an existing slot: no allocation */
+  return 0;
+}
+
 void cn_wd_open(lua_State *L, cn_loop *lp) {
   lua_pushboolean(L, 0);                       /* a registry slot (a nil would not take one) */
   lp->wd.r_reporter = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);
+  lp->wd.r_lib = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   lua_pushcclosure(L, l_set_watchdog, 1);
   lua_setfield(L, -2, "set_watchdog");
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, l_watchdog_library, 1);
+  lua_setfield(L, -2, "watchdog_library");
 }
 
 void cn_wd_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->wd.r_reporter);
+  cn_unref(L, &lp->wd.r_lib);
 }

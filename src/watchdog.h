@@ -22,6 +22,14 @@ void cn_wd_unwatch_(cn_loop *lp);
 static inline void cn_wd_watch(cn_loop *lp, lua_State *co) {
   if (lp->wd.limit_ns) cn_wd_watch_(lp, co);
 }
+/* The same for a predicate the loop calls (predicate.c) for the task at
+ * slot, which a report names; nothing when a task is being watched. */
+static inline void cn_wd_watch_for(cn_loop *lp, lua_State *co, int slot) {
+  if (lp->wd.limit_ns && lp->wd.co == NULL) {
+    cn_wd_watch_(lp, co);
+    lp->wd.slot = slot;
+  }
+}
 static inline void cn_wd_unwatch(cn_loop *lp) {
   if (lp->wd.co) cn_wd_unwatch_(lp);
 }

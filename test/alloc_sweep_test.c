@@ -23,13 +23,16 @@
  *   cancel_parked     cancel() of each of those tasks
  *   receive_in_pcall  a channel receive that fails inside pcall, then a
  *                     plain yield
+ *   delivery          the second mode: one failure, the program goes on, and
+ *                     delivery and wakes are checked after (W.delivery)
  *
  * Environment: abs_top_srcdir and abs_top_builddir (make check sets them)
  * locate the Lua modules and the built cosock.core; ALLOC_SWEEP_STRIDE=K
  * tries every K-th N only (make check-valgrind uses it: memcheck makes each
  * try about 20 times slower); ALLOC_SWEEP_FROM=N starts each sweep at N and
  * ALLOC_SWEEP_TWO_FAIL=1 runs the two-fail pass only (to replay a failure a
- * sweep reported). */
+ * sweep reported); ALLOC_SWEEP_ONLY=name runs that sweep alone;
+ * ALLOC_SWEEP_DELIVERY_STRIDE=K: see delivery(). */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -329,6 +332,31 @@ static void error_handler(void **state) {
         "return W.error_handler()", 100000);
 }
 
+/* The second mode: one or two allocations fail and the program goes on
+ * (W.delivery catches each error where it comes out and runs the loop
+ * again); then every message must be delivered exactly once or its send
+ * reported failed, and every waiter woken by the signals that came after.
+ * Only the two-fail pass (with every allocation failing the piece cannot go
+ * on), every ALLOC_SWEEP_DELIVERY_STRIDE-th N (default 10 times
+ * ALLOC_SWEEP_STRIDE: a few seconds; 1 for a long run). */
+static void delivery(void **state) {
+  long saved_stride = stride;
+  int saved_two = two_fail_only;
+  const char *s = getenv("ALLOC_SWEEP_DELIVERY_STRIDE");
+  (void)state;
+  stride = s && *s ? strtol(s, NULL, 10) : 10 * stride; /* (valgrind: ALLOC_SWEEP_STRIDE=3) */
+  if (stride < 1) stride = 1;
+  two_fail_only = 1;
+  sweep("delivery",
+        "W = require 'alloc_workload'\n"
+        "require 'cosock'\n"
+        "require 'cosock.signal'\n"
+        "W.prepare()\n",
+        "return W.delivery()", 1000000);
+  stride = saved_stride;
+  two_fail_only = saved_two;
+}
+
 static void workload(void **state) {
   (void)state;
   sweep("workload",
@@ -346,6 +374,7 @@ int main(void) {
     cmocka_unit_test(cancel_parked),
     cmocka_unit_test(receive_in_pcall),
     cmocka_unit_test(error_handler),
+    cmocka_unit_test(delivery),
   };
   const char *s = getenv("ALLOC_SWEEP_STRIDE");
   srcdir = getenv("abs_top_srcdir");
@@ -362,5 +391,7 @@ int main(void) {
   two_fail_only = getenv("ALLOC_SWEEP_TWO_FAIL") != NULL;
   verbose = getenv("ALLOC_SWEEP_VERBOSE") != NULL;
   signal(SIGALRM, on_alarm);
+  s = getenv("ALLOC_SWEEP_ONLY");              /* one sweep by name (a long run of one) */
+  if (s && *s) cmocka_set_test_filter(s);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

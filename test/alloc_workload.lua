@@ -411,4 +411,254 @@ if ... == nil then -- run as a program
   print("workload:", W.run())
 end
 
+---------------------------------------------------------------------------
+-- W.delivery(): the second mode of the sweep (test/alloc_sweep_test.c's
+-- "delivery"): one or two allocations fail somewhere and the program goes
+-- on, catching each error where it comes out (a send, a receive, a perform,
+-- a signal, run itself); at the end every message must have been delivered
+-- exactly once or its send reported failed (raised: at most once, never for a
+-- plain channel send), no message twice, and every waiter woken by the
+-- signals that came after. Raises "delivery: ..." (not a memory error) when
+-- one of these does not hold. Also run by test/interrupt_sweep.lua.
+---------------------------------------------------------------------------
+
+local D = {}
+-- A pcall a task may wait in, also on PUC Lua 5.1 (where compat.pcall runs
+-- f in a coroutine: f must be a Lua function, hence call).
+local function call(f, ...) return f(...) end
+local function pcall(f, ...) return compat.pcall(call, f, ...) end
+
+-- fn() in pcall, again until it returns or tries runs out; true when it did.
+local function persist(tries, fn, ...)
+  for _ = 1, tries do
+    if pcall(fn, ...) then return true end
+  end
+  return false
+end
+
+-- (The tasks below allocate nothing outside their pcalls where they can help
+-- it: their ops, closures and tables are made first, so that a failed
+-- allocation is caught where it comes out, as a program would catch it.)
+local SENT, REFUSED, RAISED, OP_RAISED = "sent", "refused", "raised", "op raised"
+
+local function counts(n)
+  local t = {}
+  for i = 1, n do t[i] = 0 end
+  return t
+end
+
+local function flags(n)
+  local t = {}
+  for i = 1, n do t[i] = false end
+  return t
+end
+
+-- The tasks of the piece, each with a flag set when it ended normally. A
+-- failed allocation while the loop parks a task drops the task (run raises
+-- the memory error for it): what it would have done then never happens, and
+-- the checks cannot hold; such a try counts as one that ran out of memory.
+local tasks = {}
+
+local function dspawn(fn, name)
+  local rec = { done = false, h = false }
+  tasks[#tasks + 1] = rec
+  rec.h = spawn(function()
+    fn()
+    rec.done = true
+  end, name)
+end
+
+local function dropped()
+  for _, rec in ipairs(tasks) do
+    if not rec.done and rec.h and not rec.h:is_alive() then return true end
+  end
+  return false
+end
+
+function D.channels(log)
+  local K = 4
+  for _, cap in ipairs { false, 2, 0 } do
+    local tx, rx
+    if cap then tx, rx = channel.new(cap) else tx, rx = channel.new() end
+    local l = { kind = tostring(cap), sent = flags(2 * K), got = counts(2 * K), n = 2 * K }
+    log[#log + 1] = l
+    -- (sends: plain, op.send, plain, op.send in a guard; receives: plain,
+    -- op.recv, op.recv with a wrap: functions of the program's that cosock
+    -- calls, where the interrupt sweep's interrupts land)
+    local sends = {}
+    for i = 1, 2 * K do
+      if i % 4 == 0 then
+        local o = op.send(tx, i)
+        sends[i] = op.guard(function() return o end)
+      else
+        sends[i] = op.send(tx, i)
+      end
+    end
+    local recv = op.recv(rx)
+    local wrapped = recv:wrap(function(v, e) return v, e end)
+    local send, perform, receive = tx.send, recv.perform, rx.receive
+    dspawn(function()
+      for i = 1, 2 * K do
+        local ok, r
+        if i % 2 == 1 then ok, r = pcall(send, tx, i) else ok, r = pcall(perform, sends[i]) end
+        l.sent[i] = ok and (r == true and SENT or REFUSED) or (i % 2 == 1 and RAISED or OP_RAISED)
+      end
+      persist(4, tx.close, tx)
+    end, "sender")
+    dspawn(function()
+      for turn = 1, 20 * K do
+        local ok, v, e
+        if turn % 3 == 1 then
+          ok, v, e = pcall(receive, rx)
+        else
+          ok, v, e = pcall(perform, turn % 3 == 2 and recv or wrapped)
+        end
+        if ok then
+          if v == nil and e == "closed" then return end
+          if l.got[v] then l.got[v] = l.got[v] + 1 end
+        end
+      end
+    end, "receiver")
+  end
+  -- The receive hub: performs on one receiver, one message each; a message
+  -- whose send raised is sent again under a new number.
+  local tx, rx = channel.new()
+  local hub = { kind = "hub", sent = flags(2 * K), got = counts(2 * K), n = 2 * K }
+  log[#log + 1] = hub
+  local recv = op.recv(rx)
+  local perform, send = recv.perform, tx.send
+  for _ = 1, K do
+    dspawn(function()
+      for _ = 1, 8 do
+        local ok, v = pcall(perform, recv)
+        if ok then
+          if v ~= nil then hub.got[v] = hub.got[v] + 1 end
+          return
+        end
+      end
+    end, "hub receiver")
+  end
+  dspawn(function()
+    persist(4, socket.sleep, 0)
+    for i = 1, K do
+      local ok, r = pcall(send, tx, i)
+      hub.sent[i] = ok and r == true and SENT or RAISED
+      if hub.sent[i] ~= SENT then
+        ok, r = pcall(send, tx, K + i)
+        hub.sent[K + i] = ok and r == true and SENT or RAISED
+      end
+    end
+    persist(4, socket.sleep, 0)
+    persist(4, tx.close, tx)
+  end, "hub sender")
+end
+
+-- W waiters on signal.all, on a cond and on a with_nack's nack; the firers
+-- fire again until everyone is woken (a later fan-out must wake whoever an
+-- earlier one that failed part-way left waiting), at most a few rounds.
+function D.waiters(log)
+  local signal = require "cosock.signal"
+  local N = 4
+  local when = require "cosock.when"
+  local woken = { all = 0, cond = 0, nack = 0, when = 0, n = N }
+  log.woken = woken
+  local c, made = op.cond(), op.cond()
+  local cwait, mwait = c:wait_op(), made:wait_op()
+  local perform = cwait.perform
+  local box = { nack = false, go = false }
+  local function go() return box.go end
+  local chooser = op.choice(op.with_nack(function(n) box.nack = n return op.never() end), op.always(true))
+  for _ = 1, N do
+    dspawn(function()
+      for _ = 1, 8 do
+        local ok, got = pcall(signal.wait, "delivery", LIMIT)
+        if ok then
+          if got then woken.all = woken.all + 1 end -- (a timeout: not woken)
+          return
+        end
+      end
+    end, "signal waiter")
+    dspawn(function()
+      if persist(20, perform, cwait) then woken.cond = woken.cond + 1 end
+    end, "cond waiter")
+  end
+  dspawn(function()
+    persist(4, perform, chooser)
+    persist(4, made.signal, made)
+  end, "chooser")
+  for _ = 1, N do
+    dspawn(function()
+      if not persist(20, perform, mwait) then return end
+      for _ = 1, 20 do
+        if box.nack and persist(1, perform, box.nack) then
+          woken.nack = woken.nack + 1
+          return
+        end
+        persist(1, socket.sleep, 0.01)
+      end
+    end, "nack waiter")
+  end
+  for _ = 1, N do
+    dspawn(function()
+      for _ = 1, 8 do
+        local ok, got = pcall(when.wait, go, LIMIT)
+        if ok then
+          if got then woken.when = woken.when + 1 end
+          return
+        end
+      end
+    end, "when waiter")
+  end
+  dspawn(function()
+    for _ = 1, 6 do
+      persist(4, socket.sleep, 0)
+      box.go = true
+      if woken.all < N then pcall(signal.all, "delivery") end
+      if woken.cond < N then pcall(c.signal, c) end
+    end
+  end, "firer")
+end
+
+local function check(log)
+  for _, l in ipairs(log) do
+    for i = 1, l.n do
+      local s, g = l.sent[i], l.got[i] or 0
+      if s == SENT and g ~= 1 then
+        error(("delivery: %s channel, message %d sent, received %d times"):format(l.kind, i, g), 0)
+      elseif s == RAISED and g ~= 0 then
+        error(("delivery: %s channel, message %d: send raised, received %d times"):format(l.kind, i, g), 0)
+      elseif s and s ~= "sent" and g > 1 then
+        error(("delivery: %s channel, message %d (%s) received %d times"):format(l.kind, i, s, g), 0)
+      end
+    end
+  end
+  local w = log.woken
+  for _, k in ipairs { "all", "cond", "nack", "when" } do
+    if w[k] ~= w.n then error(("delivery: %d of %d %s waiters woken"):format(w[k], w.n, k), 0) end
+  end
+end
+
+-- The whole piece: the tasks, then the loop (again after each error), then
+-- the checks. before_run(), if given, is called just before the loop runs.
+function W.delivery(before_run)
+  local log = {}
+  tasks = {}
+  D.channels(log)
+  D.waiters(log)
+  if before_run then before_run() end
+  local run_loop = function()
+    for _ = 1, 50 do
+      local ok, err = pcall(cosock.run)
+      if ok then return end
+      if dropped() then return end
+      if type(err) == "string" and err:find("nothing can wake") then error("delivery: " .. err, 0) end
+    end
+    error("delivery: run() kept raising", 0)
+  end
+  run_loop()
+  if dropped() then error("not enough memory (a task was dropped by a failed park)", 0) end
+  check(log)
+  return true
+end
+
 return W

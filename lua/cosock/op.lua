@@ -25,15 +25,20 @@ local core = require "cosock.core"
 local channel = require "cosock.channel"
 local luasocket = require "socket"
 
-local type, error, tostring, getmetatable, setmetatable, select, rawget, rawset, pairs =
-  type, error, tostring, getmetatable, setmetatable, select, rawget, rawset, pairs
+local type, error, tostring, getmetatable, setmetatable, select, rawget, pairs, pcall =
+  type, error, tostring, getmetatable, setmetatable, select, rawget, pairs, pcall
 local compat = require "cosock.compat"
 local pack, unpack = compat.pack, compat.unpack
 local yield, resume, create, costatus = coroutine.yield, coroutine.resume, coroutine.create,
   coroutine.status
 
 local monotime, current_task = core.monotime, core.current_task
-local sender_send, receiver_receive = channel.sender.send, channel.receiver.receive
+local sender_send = channel.sender.send
+-- A send / receive that never waits, and a send that waits without the
+-- sender's timeout: the ends' own timeouts are left alone (src/channel.c).
+local try_send, try_receive, send_untimed = core.channel_try_send, core.channel_try_receive,
+  core.channel_send_untimed
+local rx_ready = core.channel_ready
 local timer_info, timer_methods, handle_mt = core.timer_info, core.timer_methods, core.thread_handle
 
 local m = {}
@@ -122,29 +127,53 @@ function m.cond()
   return setmetatable({ signaled = false, waiters = {}, list = {}, live = 0 }, COND)
 end
 
--- Calls the loop's waker of a perform's own waker object. The loop's waker
--- first takes itself back (setwaker(kind, nil)) from the waking task:
--- st.waking tells the waker object that this is no cancel.
+-- Wakes the perform of st: calls the loop's waker of its waker object, or,
+-- before the loop gave that, marks it woken (its setwaker then calls the
+-- waker at once). The loop's waker first takes itself back (setwaker(kind,
+-- nil)) from the waking task: st.waking tells the waker object that this is
+-- no cancel. The loop's waker makes the task ready even when that call
+-- raises (src/park.c): a wake that raised still woke.
 local function wake_state(st)
   local w = st.wake
-  if w ~= nil then
-    st.wake = nil
-    st.waking = true
-    w()
-    st.waking = false
+  if not w then
+    st.woken = true
+    return
+  end
+  -- (st.wake stays until the waker ran: the waker takes itself back, and
+  -- a fan-out that failed calls it again: a loop's waker that ran already
+  -- does nothing then)
+  st.waking = true
+  local ok, err = pcall(w)
+  st.waking = false
+  if not ok then error(err, 0) end
+  st.wake = false
+end
+
+-- The fan-outs (a cond's signal, a hub's fire) wake their waiters in the
+-- order they came, each leaving the set only once woken: an error part-way
+-- (memory, the watchdog's interrupt, a raising waker) leaves the others in
+-- it, and calling the fan-out again wakes them. Returns when all are woken.
+local function wake_set(owner, set, list)
+  for i = 1, #list do
+    local st = list[i]
+    if set[st] then
+      wake_state(st)
+      set[st] = nil
+      owner.live = owner.live - 1
+    end
   end
 end
 
+local EMPTY = setmetatable({}, { __newindex = function() error("cosock.op: internal: EMPTY written", 2) end })
+
 function COND:signal()
   if getmetatable(self) ~= COND then argerror(1, "signal", "cosock.op cond expected, got " .. type(self)) end
-  if self.signaled then return end
+  -- (signaled first: a perform that tries from now on finds it ready; a
+  -- signal again after an error part-way wakes the rest)
   self.signaled = true
-  local waiters, list = self.waiters, self.list
-  self.waiters, self.list, self.live = {}, {}, 0
-  for i = 1, #list do
-    local st = list[i]
-    if waiters[st] then wake_state(st) end
-  end
+  if self.live == 0 then return end
+  wake_set(self, self.waiters, self.list)
+  self.list = EMPTY
 end
 
 function COND:wait_op()
@@ -158,6 +187,10 @@ end
 
 function cond_impl.block(inst, st)
   local c = inst.node.a
+  if c.signaled then -- (signalled since the try: by this perform's own offers)
+    st.woken = true
+    return
+  end
   if c.waiters[st] then return end
   c.waiters[st] = true
   c.live = c.live + 1
@@ -265,23 +298,21 @@ function m.recv(rx)
   return o
 end
 
-local function counted(...) return select("#", ...), ... end
 
--- A receive that never waits: the receiver's own timeout is set to 0 for it.
--- The results go to a table kept in the instance (perform unpacks them at once).
+-- A receive that never waits. The results go to a table kept in the
+-- instance (perform unpacks them at once).
 function recv_impl.try(inst)
   local rx = inst.node.a
-  local saved = rawget(rx, "timeout")
-  rawset(rx, "timeout", 0)
-  local n, a, b = counted(receiver_receive(rx))
-  rawset(rx, "timeout", saved)
-  if n == 2 and a == nil and b == "timeout" then return nil end
+  if not rx_ready(rx) then return nil end
+  -- (the table first: nothing may allocate, and so fail, once the message
+  -- is taken)
   local r = inst.res
   if not r then
-    r = {}
+    r = { false, false, n = 0 }
     inst.res = r
   end
-  r.n, r[1], r[2] = n, a, b
+  local a, b = try_receive(rx) -- (a message, or nil, "closed")
+  if b == nil then r.n, r[1] = 1, a else r.n, r[1], r[2] = 2, a, b end
   return r
 end
 
@@ -293,15 +324,16 @@ local hubs = setmetatable({}, { __mode = "k" })
 local rx_setwaker = channel.receiver.setwaker
 
 local function hub_fire(hub)
-  hub.armed = false
-  local list, set = hub.list, hub.set
-  hub.list, hub.set, hub.live = {}, {}, 0
-  for i = 1, #list do
-    local st = list[i]
-    if set[st] then
-      if st.wake then wake_state(st) else st.woken = true end
-    end
-  end
+  -- Should this raise, the channel gives the waker back (src/channel.c):
+  -- the hub stays armed for the performs not woken yet.
+  wake_set(hub, hub.set, hub.list)
+  hub.list = {}
+end
+
+-- Whether the hub's waker is the receiver's now: read from the channel
+-- (link.waker), not kept in a flag that an error could leave stale.
+local function armed(hub, rx)
+  return rx.link.waker == hub.fire
 end
 
 function recv_impl.block(inst, st)
@@ -311,7 +343,7 @@ function recv_impl.block(inst, st)
   if st.offering[rx.link] then return end
   local hub = hubs[rx]
   if hub == nil then
-    hub = { list = {}, set = {}, live = 0, armed = false }
+    hub = { list = {}, set = {}, live = 0 }
     hub.fire = function() hub_fire(hub) end
     hubs[rx] = hub
   end
@@ -331,11 +363,9 @@ function recv_impl.block(inst, st)
   hub.set[st] = true
   hub.live = hub.live + 1
   list[#list + 1] = st
-  if not hub.armed then
-    hub.armed = true
+  if not armed(hub, rx) then
     local ok, err = pcall(rx_setwaker, rx, "recvr", hub.fire)
     if not ok then -- (a task waits on rx in a plain receive or select)
-      hub.armed = false
       hub.set[st] = nil
       hub.live = hub.live - 1
       error(err, 0)
@@ -351,8 +381,7 @@ function recv_impl.unblock(inst, st)
   hub.live = hub.live - 1
   if hub.live == 0 then
     hub.list = {}
-    if hub.armed then
-      hub.armed = false
+    if armed(hub, rx) then
       rx_setwaker(rx, "recvr", nil)
     end
   end
@@ -378,12 +407,7 @@ local function send_result(ok, err)
 end
 
 function send_impl.try(inst)
-  local tx = inst.node.a
-  local saved = rawget(tx, "timeout")
-  rawset(tx, "timeout", 0)
-  local ok, err = sender_send(tx, inst.node.b)
-  rawset(tx, "timeout", saved)
-  return send_result(ok, err)
+  return send_result(try_send(inst.node.a, inst.node.b))
 end
 
 -- The send itself, waiting (the sender has no timeout of its own).
@@ -393,18 +417,34 @@ function send_impl.wait(inst)
 end
 
 -- Withdraws a send's offer from its line (unless a receiver took it already).
+-- (out of line first, then forgotten: an error in between leaves it to try again)
 local function withdraw(inst)
   local proxy = inst.proxy
   if proxy ~= nil then
-    inst.proxy = nil
     proxy:setwaker("sendr", nil)
+    inst.proxy = nil
   end
 end
 
-local function withdraw_all(st, except)
-  for _, inst in pairs(st.offers) do
-    if inst ~= except then withdraw(inst) end
+-- Calls fn(x, a) for each x of list but skip, going on past errors; raises
+-- the first error once every call was made. A fan-out whose steps may fail
+-- (memory, the watchdog's interrupt) so still makes each of its steps.
+local function each_protected(list, skip, fn, a)
+  local err
+  for _, x in pairs(list) do
+    if x ~= skip then
+      local ok, e = pcall(fn, x, a)
+      if not ok then
+        ok = pcall(fn, x, a) -- (once more: each step can be made again)
+        if not ok and err == nil then err = e end
+      end
+    end
   end
+  if err ~= nil then error(err, 0) end
+end
+
+local function withdraw_all(st, except)
+  each_protected(st.offers, except, withdraw)
 end
 
 -- The offer: a send run in a coroutine of its own waits in line through the
@@ -412,11 +452,8 @@ end
 -- to the loop inside a wrapper whose waker commits this branch first.
 function send_impl.offer(inst, st)
   local tx = inst.node.a
-  local co = create(sender_send)
-  local saved = rawget(tx, "timeout")
-  rawset(tx, "timeout", nil)
+  local co = create(send_untimed)
   local r = pack(resume(co, tx, inst.node.b))
-  rawset(tx, "timeout", saved)
   if not r[1] then error(r[2], 0) end
   if costatus(co) == "dead" then return send_result(r[2], r[3]) end
   local proxy = r[3][1]
@@ -432,10 +469,10 @@ function send_impl.offer(inst, st)
     proxy:setwaker(kind, function()
       -- A receiver took the message (or the channel closed): this branch is
       -- chosen now, and the perform's other offers leave their lines at once.
-      if st.committed == nil and not st.done then
+      if not st.committed and not st.done then
         st.committed = inst
         inst.proxy = nil
-        withdraw_all(st, inst)
+        pcall(withdraw_all, st, inst) -- (the perform withdraws them again when it resumes)
       end
       fn()
     end)
@@ -469,9 +506,70 @@ function m.writable(sock)
   return base(io_impl, sock, false)
 end
 
+-- Performs waiting on one object that takes one waker per kind (a socket,
+-- a timer) share it: the first to wait (the leader) waits on the object
+-- itself, the others on the perform's own waker object, in the object's
+-- hub; when the leader stops waiting (woken, cancelled) it wakes them, and
+-- each tries again (the first to wait again leads).
+local shared = setmetatable({}, { __mode = "k" })
+
+local function shared_block(st, list, obj, kind)
+  local of = shared[obj]
+  if of == nil then
+    of = {}
+    shared[obj] = of
+  end
+  local hub = of[kind]
+  if hub == nil then
+    hub = { list = {}, set = {}, live = 0, leader = false }
+    of[kind] = hub
+  end
+  if hub.leader == st or hub.set[st] then return end
+  if not hub.leader then
+    hub.leader = st
+    watch(st, list, obj)
+    return
+  end
+  hub.list[#hub.list + 1] = st
+  hub.set[st] = true
+  hub.live = hub.live + 1
+end
+
+local function shared_unblock(st, obj, kind)
+  local of = shared[obj]
+  local hub = of and of[kind]
+  if hub == nil then return end
+  if hub.leader ~= st then
+    if hub.set[st] then
+      hub.set[st] = nil
+      hub.live = hub.live - 1
+    end
+    return
+  end
+  hub.leader = false
+  if hub.live > 0 then
+    if not pcall(wake_set, hub, hub.set, hub.list) then wake_set(hub, hub.set, hub.list) end
+  end
+  if #hub.list > 0 then hub.list = {} end
+end
+
+-- A closed socket: never ready, and not waited on (the loop would find it
+-- ready at once: a busy wait), unless closing wakes the socket's waiters
+-- (cosock.set_close_wakes(true)): then ready.
+local function closed(inner)
+  local getfd = inner.getfd
+  return getfd ~= nil and getfd(inner) == -1
+end
+
+local close_wakes = core.close_wakes
+
 function io_impl.try(inst)
   local sock, reading = inst.node.a, inst.node.b
   local inner = sock.inner_sock
+  if closed(inner) then
+    if close_wakes() then return { sock, n = 1 } end
+    return nil
+  end
   local r, w
   if reading then r = luasocket.select({ inner }, nil, 0) else r, w = luasocket.select(nil, { inner }, 0) end
   local ready = reading and r or w
@@ -479,7 +577,13 @@ function io_impl.try(inst)
 end
 
 function io_impl.block(inst, st)
-  watch(st, inst.node.b and st.recvt or st.sendt, inst.node.a)
+  local sock, reading = inst.node.a, inst.node.b
+  if closed(sock.inner_sock) then return end
+  shared_block(st, reading and st.recvt or st.sendt, sock, reading)
+end
+
+function io_impl.unblock(inst, st)
+  shared_unblock(st, inst.node.a, inst.node.b)
 end
 
 -- join(handle): ready once the task ended; the results of handle:join().
@@ -526,12 +630,40 @@ function timer_impl.try(inst)
 end
 
 function timer_impl.block(inst, st)
-  watch(st, st.recvt, inst.node.a)
+  shared_block(st, st.recvt, inst.node.a, true)
+end
+
+function timer_impl.unblock(inst, st)
+  shared_unblock(st, inst.node.a, true)
 end
 
 ---------------------------------------------------------------------------
 -- perform
 ---------------------------------------------------------------------------
+
+local make_waker -- (below)
+
+-- Calls fn(...) (a guard's or with_nack's function) for st's perform. Once
+-- the perform made nacks, a cancel of the task while fn waits must fire
+-- them: fn then runs in a coroutine whose waits the task forwards, with the
+-- perform's waker object added to each (a cancel takes it back: abandoned).
+local function call_watched(st, fn, ...)
+  if #st.nacks == 0 then return fn(...) end
+  local co = create(fn)
+  local r = pack(resume(co, ...))
+  local w
+  while true do
+    if not r[1] then error(r[2], 0) end
+    if costatus(co) == "dead" then return unpack(r, 2, r.n) end
+    w = w or make_waker(st)
+    local recvt, given = {}, r[2]
+    if type(given) == "table" then
+      for i = 1, #given do recvt[i] = given[i] end
+    end
+    recvt[#recvt + 1] = w
+    r = pack(resume(co, yield(recvt, r[3], unpack(r, 4, r.n))))
+  end
+end
 
 -- Flattens op into st.insts: one instance per base operation, each with its
 -- wrap functions (innermost first, as a list) and the nack conditions of the
@@ -549,7 +681,7 @@ local function instantiate(st, node, wraps, nacks)
   elseif kind == WRAP then
     instantiate(st, node.op, { f = node.f, next = wraps }, nacks)
   elseif kind == GUARD then
-    local o = node.fn()
+    local o = call_watched(st, node.fn)
     if not is_op(o) then
       error("cosock.op: the guard function returned " .. type(o) .. ", not an operation", 0)
     end
@@ -557,7 +689,7 @@ local function instantiate(st, node, wraps, nacks)
   else -- NACK
     local c = m.cond()
     st.nacks[#st.nacks + 1] = c
-    local o = node.fn(c:wait_op())
+    local o = call_watched(st, node.fn, c:wait_op())
     if not is_op(o) then
       error("cosock.op: the with_nack function returned " .. type(o) .. ", not an operation", 0)
     end
@@ -565,71 +697,77 @@ local function instantiate(st, node, wraps, nacks)
   end
 end
 
--- Signals the nack of every with_nack not on chosen's path (all of them when
--- chosen is nil).
-local function fire_nacks(st, chosen)
-  local keep = {}
+-- Signals c unless it is the nack of a with_nack on chosen's path.
+local function fire_nack(c, chosen)
   local n = chosen and chosen.nacks
   while n do
-    keep[n.c] = true
+    if n.c == c then return end
     n = n.next
   end
-  for _, c in pairs(st.nacks) do
-    if not keep[c] then c:signal() end
-  end
+  c:signal()
+end
+
+-- Signals the nack of every with_nack not on chosen's path (all of them when
+-- chosen is nil), each one even when another raised.
+local function fire_nacks(st, chosen)
+  each_protected(st.nacks, nil, fire_nack, chosen)
 end
 
 -- The wraps applied to the results, innermost (the list's head) first; the
--- outermost is a tail call.
+-- outermost is a tail call. Nothing is allocated before the first wrap has
+-- the results (a message taken is then the program's).
 local function apply_wraps(inst, r)
   local w = inst.wraps
   if w == nil then return unpack(r, 1, r.n) end
-  local fs, n = {}, 0
-  while w do
-    n = n + 1
-    fs[n] = w.f
+  while w.next do
+    r = pack(w.f(unpack(r, 1, r.n)))
     w = w.next
   end
-  if n == 0 then return unpack(r, 1, r.n) end
-  for i = 1, n - 1 do r = pack(fs[i](unpack(r, 1, r.n))) end
-  return fs[n](unpack(r, 1, r.n))
+  return w.f(unpack(r, 1, r.n))
 end
 
+-- The chosen operation has happened (a message taken, a timer handled): its
+-- results are returned even should firing the nacks raise, once every nack
+-- was signalled (each_protected).
 local function commit(st, inst, r)
   st.done = true
-  fire_nacks(st, inst)
+  if not pcall(fire_nacks, st, inst) then pcall(fire_nacks, st, inst) end -- (again: see COND:signal)
   return apply_wraps(inst, r)
 end
 
 -- The loop's cleanup of a wait that did not end in the perform itself: a
 -- cancel of the performing task (or its removal by a failed park).
+local function unblock_inst(inst, st)
+  local unblock = inst.node.impl.unblock
+  if unblock then unblock(inst, st) end
+end
+
 local function abandoned(st)
   if st.done then return end
   st.done = true
-  withdraw_all(st, nil)
-  for _, inst in pairs(st.blocked) do
-    local unblock = inst.node.impl.unblock
-    if unblock then unblock(inst, st) end
-  end
+  local ok, err = pcall(withdraw_all, st, nil)
+  local ok2, err2 = pcall(each_protected, st.blocked, nil, unblock_inst, st)
   fire_nacks(st, st.committed)
+  if not ok then error(err, 0) end
+  if not ok2 then error(err2, 0) end
 end
 
 -- The perform's own waker object, always waited on: conditions wake it, and
 -- its setwaker(_, nil) tells a cancel (the current task is another one, or
 -- none) from the loop resuming the performer.
-local function make_waker(st)
+function make_waker(st)
   local w = {}
   function w.setwaker(_, _, fn)
     if fn ~= nil then
       if st.woken then -- a hub fired before the loop gave the waker
-        st.woken = nil
+        st.woken = false
         fn()
         return
       end
       st.wake = fn
       return
     end
-    st.wake = nil
+    st.wake = false
     if not st.waking and current_task() ~= st.task then abandoned(st) end
   end
   return w
@@ -639,24 +777,19 @@ end
 local NONE = {}
 local function lone_recv(node, task)
   local rx = node.a
-  local st = { task = task, offers = NONE, nacks = NONE, offering = NONE, blocked = { node } }
+  -- (every field a wake sets exists from the start: setting it then
+  -- allocates nothing, and cannot fail)
+  local st = { task = task, offers = NONE, nacks = NONE, offering = NONE, blocked = { node },
+    wake = false, woken = false, waking = false, done = false }
   local recvt = { make_waker(st) }
   while true do
-    st.woken = nil
+    st.woken = false
     recv_impl.block(node, st)
     yield(recvt)
     recv_impl.unblock(node, st)
-    local saved = rawget(rx, "timeout")
-    rawset(rx, "timeout", 0)
-    local n, a, b = counted(receiver_receive(rx))
-    rawset(rx, "timeout", saved)
-    if n == 1 then
+    if rx_ready(rx) then
       st.done = true
-      return a
-    end
-    if a ~= nil or b ~= "timeout" then
-      st.done = true
-      return a, b
+      return try_receive(rx) -- (a tail call: see perform)
     end
   end
 end
@@ -703,15 +836,16 @@ local function prepare_wait(st, insts)
     local inst = insts[i]
     local block = inst.node.impl.block
     if block then
+      st.blocked[#st.blocked + 1] = inst -- (first: a failed block is unblocked)
       block(inst, st)
-      st.blocked[#st.blocked + 1] = inst
     end
   end
 end
 
 local function perform(o, task, tried)
-  local st = { insts = {}, nacks = {}, task = task, offers = {}, blocked = {} }
-  local ok, err = pcall(instantiate, st, o, nil, nil)
+  local st = { insts = {}, nacks = {}, task = task, offers = {}, blocked = {},
+    wake = false, woken = false, waking = false, done = false, committed = false }
+  local ok, err = compat.pcall(instantiate, st, o, nil, nil) -- (a guard may wait, also on 5.1)
   if not ok then
     fire_nacks(st, nil)
     error(err, 0)
@@ -727,7 +861,7 @@ local function perform(o, task, tried)
     tried = false
     -- Wait: offers first (so that receives know about them), then the rest.
     -- Should that fail (memory), no offer may stay in a line.
-    st.offers, st.offering, st.blocked, st.committed, st.woken = {}, {}, {}, nil, nil
+    st.offers, st.offering, st.blocked, st.committed, st.woken = {}, {}, {}, false, false
     local ok, done = pcall(prepare_wait, st, insts)
     if not ok then
       abandoned(st)
@@ -746,7 +880,7 @@ local function perform(o, task, tried)
     end
     local chosen = st.committed
     withdraw_all(st, chosen)
-    if chosen ~= nil then return commit(st, chosen, send_impl.finish(chosen)) end
+    if chosen then return commit(st, chosen, send_impl.finish(chosen)) end
   end
 end
 
@@ -758,23 +892,17 @@ function OP:perform()
   if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
   local impl = self.impl
   if impl == recv_impl then -- the commonest perform, without a table
-    local rx = self.a
-    local saved = rawget(rx, "timeout")
-    rawset(rx, "timeout", 0)
-    local n, a, b = counted(receiver_receive(rx))
-    rawset(rx, "timeout", saved)
-    if n == 1 then return a end
-    if a ~= nil or b ~= "timeout" then return a, b end
+    -- The receive is a tail call: once the message is taken nothing of
+    -- ours runs before the caller has it (an error there, the watchdog's
+    -- interrupt, would lose it).
+    if rx_ready(self.a) then return try_receive(self.a) end
     return lone_recv(self, task)
   elseif impl == send_impl then
     local tx = self.a
-    local saved = rawget(tx, "timeout")
-    rawset(tx, "timeout", 0)
-    local ok, err = sender_send(tx, self.b)
-    rawset(tx, "timeout", saved)
+    local ok, err = try_send(tx, self.b)
     if ok then return true end
     if err == "closed" then return nil, "closed" end
-    if saved ~= nil then return perform(self, task, true) end
+    if rawget(tx, "timeout") ~= nil then return perform(self, task, true) end
     ok, err = sender_send(tx, self.b)
     if ok then return true end
     return nil, "closed"

@@ -29,8 +29,16 @@ local pack, unpack = compat.pack, compat.unpack
 local core = require "cosock.core"
 local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale
 local signal_park, signal_wake, signal_ticket = core.signal_park, core.signal_wake, core.signal_ticket
+local signal_passer, current_task = core.signal_passer, core.current_task
 
 local m = {}
+local M = {} -- (internal functions defined below their first use)
+
+-- node -> the coroutine of the task that waits on it (current_task()), to
+-- tell its cancel from its resume. Weak both ways: a node's coroutine is
+-- also the key it is found under (nodes_of), which Lua 5.1's weak tables
+-- would otherwise keep alive.
+local task_of = setmetatable({}, { __mode = "kv" })
 
 -- name -> { head = node, tail = node, n = nodes, sweep_at = n }; a name
 -- without waiters has no list.
@@ -68,6 +76,7 @@ local function new_node(name)
     wslot = -1, wid = 0, -- the ticket of its task's wait (src/sigwait.c)
     waker = false,      -- the loop's waker, when waited on through setwaker
     args = false,       -- the signal's arguments once signalled (packed)
+    by_one = false,     -- they came from one(): passed on should the task never run
     handle = false,     -- on(): the task's handle
     started = false,    -- on(): the task has run
   }, node_mt)
@@ -82,13 +91,28 @@ local function waiting(node)
   return h and not node.started and h:is_alive() or false
 end
 
+-- (Written so that an error at any instruction, the watchdog's interrupt,
+-- leaves a list that works: the ends are found by the list's head and tail,
+-- not by prev and next, which may then point at a node out of the list; a
+-- node that is neither an end nor has a prev is out of the list already.)
 local function unlink(node)
   local l = node.list
   if not l then return end
   local p, n = node.prev, node.next
-  if p then p.next = n else l.head = n end
-  if n then n.prev = p else l.tail = p end
-  node.list, node.prev, node.next = false, false, false
+  if l.head == node then
+    l.head = n
+    p = false -- (a head's prev may be a node already out)
+  elseif p then
+    p.next = n
+  else -- (left half-way out of the list by an error)
+    node.next = false
+    node.list = false
+    return
+  end
+  if l.tail == node then l.tail = p elseif n then n.prev = p end
+  node.prev = false
+  node.next = false
+  node.list = false
   l.n = l.n - 1
   if not l.head and lists[node.name] == l then lists[node.name] = nil end
 end
@@ -105,9 +129,21 @@ local function sweep(l)
   l.sweep_at = l.n * 2 > 64 and l.n * 2 or 64
 end
 
+-- The last node of l. l.tail unless an error left it stale (a node that
+-- has left the list, unlink stopped part-way): then found from the head.
+local function tail_of(l)
+  local h, t = l.head, l.tail
+  if not h then return false end
+  if t and not t.next and (t == h or (t.prev and t.prev.next == t)) then return t end
+  t = h
+  while t.next do t = t.next end
+  return t
+end
+
 -- Links the node at the end of its name's list. It either raises (memory)
 -- before changing anything, or links it.
 local function link(node)
+  if node.list then unlink(node) end
   local l = lists[node.name]
   if l == nil then
     l = { head = false, tail = false, n = 0, sweep_at = 64 }
@@ -116,8 +152,11 @@ local function link(node)
     sweep(l)
     if lists[node.name] ~= l then return link(node) end -- (the sweep emptied it)
   end
-  node.list, node.prev, node.next = l, l.tail, false
-  if l.tail then l.tail.next = node else l.head = node end
+  local t = tail_of(l)
+  node.next = false
+  node.prev = t
+  node.list = l
+  if t then t.next = node else l.head = node end
   l.tail = node
   l.n = l.n + 1
 end
@@ -132,7 +171,11 @@ function node_methods:setwaker(kind, fn)
   end
   if fn == nil then
     self.waker = false
-    if not self.args then unlink(self) end
+    if not self.args then
+      unlink(self)
+    elseif self.by_one and task_of[self] and current_task() ~= task_of[self] then -- a cancel, not its resume
+      M.pass_on(self)
+    end
     return
   end
   if not self.list and not self.args then link(self) end
@@ -156,7 +199,7 @@ local function deliver(node, args)
     return true
   end
   local h = node.handle -- on(): its task reads the arguments when it starts
-  if h and not node.started and h:is_alive() then
+  if h and not node.started and not node.args and h:is_alive() then
     node.args = args
     return true
   end
@@ -168,6 +211,9 @@ end
 local function wait_node(node, timeout)
   local deadline = timeout and monotime() + timeout
   while true do
+    -- (out of its list after a wake without a signal's arguments: one that
+    -- an error stopped between the two; the wait goes on, listed again)
+    if not node.list and not node.args then link(node) end
     local _, _, err = signal_park(node, timeout)
     local args = node.args
     if args then return args end
@@ -184,7 +230,6 @@ local function wait_node(node, timeout)
         return nil
       end
     end
-    if not node.list then link(node) end
   end
 end
 
@@ -220,6 +265,7 @@ function m.wait(name, timeout)
     error("signal.wait: only a task can wait (called outside a task)", 2)
   end
   local node = reusable(name)
+  task_of[node] = current_task()
   link(node)
   local args
   if timeout == nil then -- no timeout: nothing but a signal ends the wait
@@ -229,7 +275,7 @@ function m.wait(name, timeout)
   else
     args = wait_node(node, timeout)
   end
-  node.args = false
+  node.args, node.by_one = false, false
   if args == nil then return nil, "timeout" end
   return true, unpack(args, 1, args.n)
 end
@@ -240,14 +286,31 @@ function m.one(name, ...)
   check_name("one", name)
   local l = lists[name]
   if l == nil then return 0 end
-  local args = pack(...) -- (first: once a node is out of its list, nothing may fail)
+  local args = pack(...)
+  -- (woken first, then out of the list: an error in between leaves a node
+  -- that no signal reaches any more, which the next one drops)
   while l.head do
     local node = l.head
+    local woke = deliver(node, args)
     unlink(node)
-    if deliver(node, args) then return 1 end
+    if woke then
+      node.by_one = true
+      return 1
+    end
   end
   return 0
 end
+
+-- A task that one() woke and that is cancelled before it ran: the signal
+-- goes to the next waiter (src/sigwait.c calls this from the cancel of a
+-- task parked directly; node:setwaker(nil) for one waited on through it).
+function M.pass_on(node)
+  local args = node.args
+  if not args or not node.by_one then return end
+  node.args, node.by_one = false, false
+  m.one(node.name, unpack(args, 1, args.n))
+end
+signal_passer(M.pass_on)
 
 --- all(name, ...) -> how many waiters of name it woke, each with the
 --- arguments ... (the same values). Waiters that start waiting while it runs
@@ -257,11 +320,13 @@ function m.all(name, ...)
   local l = lists[name]
   if l == nil then return 0 end
   local args = pack(...)
-  lists[name] = nil
-  local n, node = 0, l.head
-  while node do
-    local nxt = node.next
-    node.list, node.prev, node.next = false, false, false
+  -- Each node leaves the list only once it has been woken, so that an error
+  -- part-way (memory, the watchdog's interrupt) leaves the rest listed for
+  -- the next signal. Nodes that join meanwhile wait for the next signal.
+  local n, last = 0, l.tail
+  while true do
+    local node = l.head
+    if not node then break end
     if node.wid ~= 0 then -- (deliver's first case, inline: the fan-out's hot path)
       if signal_wake(node) then
         node.args = args
@@ -270,7 +335,8 @@ function m.all(name, ...)
     elseif deliver(node, args) then
       n = n + 1
     end
-    node = nxt
+    unlink(node)
+    if node == last then break end
   end
   return n
 end
@@ -288,6 +354,7 @@ function m.on(name, fn, taskname)
   local node = new_node(name)
   local h = spawn(function()
     node.started = true
+    task_of[node] = current_task()
     local args = node.args
     if not args then
       if not node.list then return end -- on() failed after spawning (memory): no waiter

@@ -114,7 +114,9 @@ end
 --- calls fn(...) every s seconds, on the grid now + k * s (k = 1, 2, ...): a
 --- late call does not shift the later ones, and ticks that passed while fn or
 --- the loop was busy are skipped, not made up for. fn returning false (not
---- nil) ends it; so does handle:cancel() from another task.
+--- nil) ends it; so does handle:cancel() from another task. Each call comes
+--- at least one loop pass after the previous one: with s shorter than a pass
+--- (or than the clock's resolution), fn runs once per pass.
 function m.every(s, fn, ...)
   check_secs("every", s, true)
   check_fn("every", fn)
@@ -123,7 +125,11 @@ function m.every(s, fn, ...)
   return spawn(function()
     local k = 1
     while true do
-      m.sleep_until(origin + k * s)
+      local t = origin + k * s
+      -- At least one pass of the loop per call, however short s is (below
+      -- about 1e-7 the grid no longer moves on the clock's scale): fn never
+      -- starves the other tasks.
+      if monotime() >= t then yield(nil, nil, 0) else m.sleep_until(t) end
       if fn(unpack(args, 1, args.n)) == false then return end
       k = grid_next(origin, s, k, monotime())
     end
