@@ -44,9 +44,8 @@ static int l_spawn(lua_State *L) {
   co = lua_newthread(L);                       /* fn, name, co */
   lua_pushvalue(L, 1);
   lua_xmove(L, co, 1);
-  cn_task_reserve(L, lp);
   cn_handle_push(L, lp, 2, 3);                 /* fn, name, co, handle */
-  cn_task_new(L, lp, 3, 2, 4);                 /* may raise before taking the slot */
+  cn_task_new(L, lp, 3, 2, 4);                 /* may raise before taking a slot */
   return 1;
 }
 
@@ -57,6 +56,7 @@ static int l_reset(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (cn_running(lp))
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
+  cn_refuse_busy(L, lp, "cosock.reset", "reset");
   lua_settop(L, 0);
   cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
   lua_newtable(L);                             /* 5: the next timer anchor table */

@@ -76,6 +76,7 @@ typedef struct cn_loop {
     int nxarmed;              /* other timers queued in the heap (cn_xtimer) */
     size_t nxreserved;        /* heap room kept for those */
     int r_cos, r_names, r_handles, r_records; /* registry: the tasks' Lua values */
+    unsigned epoch;           /* bumped by reset: what a caller read before is gone */
   } tasks;
 
   /* run.c: whether run() is on the C stack, and which task it resumes. */
@@ -87,6 +88,8 @@ typedef struct cn_loop {
     int r_hook;               /* registry: the stall hook */
     int r_errh;               /* registry: the error handler, or nil */
     int r_recover;            /* registry: recover_protected, made once (see cn_run) */
+    const char *busy;         /* C code outside run calling Lua on loop state it holds, or NULL */
+    int busy_slot;            /* ... for the task in this slot */
   } run;
 
   /* accounting.c: the loop's totals, and whom the time and the bytes since
