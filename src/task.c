@@ -165,6 +165,14 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   lua_pushinteger(L, slot);
   lua_rawset(L, -3);                           /* the key is there: no allocation */
   lua_pop(L, 1);
+  /* A record a finalizer's cancel left behind (a wake was listing an object
+   * for the task it freed) is not this task's (an existing key: no allocation). */
+  cn_task_push_record(L, lp, slot);
+  if (!lua_isnil(L, -1)) {
+    lua_pushnil(L);
+    set_in(L, lp->tasks.r_records, slot);
+  }
+  lua_pop(L, 1);
   lp->tasks.nfree--;
   lua_pushvalue(L, name);
   set_in(L, lp->tasks.r_names, slot + 1);
