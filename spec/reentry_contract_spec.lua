@@ -17,27 +17,22 @@ local socket = cosock.socket
 -- it needs, and returns whether it was called.
 local POINTS = {}
 
-POINTS["setwaker while parking"] = function(fn)
-  local called = false
-  local o = {}
-  function o.setwaker(_, _, waker)
-    if waker and not called then called = true; fn() end
+-- A task parked on an object whose setwaker calls fn the first time
+-- clearing(waker) says (waker: a new waker; nil: the wait ends).
+local function via_setwaker(clearing)
+  return function(fn)
+    local called = false
+    local o = {}
+    function o.setwaker(_, _, waker)
+      if clearing(waker) and not called then called = true; fn() end
+    end
+    cosock.spawn(function() coroutine.yield({ o }, nil, 0.001) end, "waiter")
+    pcall(cosock.run)
+    return called
   end
-  cosock.spawn(function() coroutine.yield({ o }, nil, 0.001) end, "waiter")
-  pcall(cosock.run)
-  return called
 end
-
-POINTS["setwaker(nil) before a resume"] = function(fn)
-  local called = false
-  local o = {}
-  function o.setwaker(_, _, waker)
-    if not waker and not called then called = true; fn() end
-  end
-  cosock.spawn(function() coroutine.yield({ o }, nil, 0.001) end, "waiter")
-  pcall(cosock.run)
-  return called
-end
+POINTS["setwaker while parking"] = via_setwaker(function(waker) return waker ~= nil end)
+POINTS["setwaker(nil) before a resume"] = via_setwaker(function(waker) return waker == nil end)
 
 POINTS["setwaker(nil) of a cancel outside run"] = function(fn)
   local called = false

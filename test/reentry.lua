@@ -24,7 +24,8 @@
 -- hook(ctx, "where") from it. doc/reliability.md has the commands.
 
 local here = (debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./")
-local new_rng = dofile(here .. "fuzz.lua").new_rng
+local F = dofile(here .. "fuzz.lua")               -- its generator and end checks
+local garbage = dofile(here .. "../spec/support/version.lua").garbage
 
 local cosock = require "cosock"
 local core = require "cosock.core"
@@ -42,16 +43,6 @@ R.trace = os.getenv("REENTRY_TRACE")               -- every call, to standard er
 local counts = R.counts
 
 local MAX_DEPTH = 2 -- public calls made from inside public calls made from callbacks
-
--- A garbage object whose finalizer is fn (5.1 and LuaJIT: a userdata).
-local function garbage(fn)
-  if rawget(_G, "newproxy") then
-    local p = newproxy(true)
-    getmetatable(p).__gc = fn
-    return p
-  end
-  return setmetatable({}, { __gc = fn })
-end
 
 -- ---------------------------------------------------------------------------
 -- the public calls a callback point may make
@@ -231,22 +222,17 @@ function task_body(ctx, n)
   end
 end
 
-local function empty()
-  local st = core.stats()
-  return st.tasks == 0 and st.ready == 0 and st.timers == 0 and st.fds == 0
-end
-
 local function fresh_run_works()
   local got
   local tx, rx = channel.new()
   cosock.spawn(function() rx:settimeout(1); got = rx:receive() end, "fresh receiver")
   cosock.spawn(function() socket.sleep(0.001); tx:send("fresh") end, "fresh sender")
   cosock.run()
-  return got == "fresh" and empty()
+  return got == "fresh" and F.empty()
 end
 
 function R.sequence(mode, seed)
-  local r = new_rng(seed)
+  local r = F.new_rng(seed)
   local ctx = { mode = mode, r = r, depth = 0, spawned = 0, handles = {}, kept = {}, objs = {}, wrappers = {},
     closers = {}, failures = {} }
   function ctx.fail(msg) ctx.failures[#ctx.failures + 1] = msg end
@@ -286,21 +272,7 @@ function R.sequence(mode, seed)
   end
   ctx.done = true                              -- finalizers still to run do nothing
   for _, h in ipairs(ctx.handles) do pcall(h.cancel, h) end
-  if core.dns == "c-ares" and core.dns_stats().lookups > 0 then
-    cosock.spawn(function()
-      for _ = 1, 500 do
-        if core.dns_stats().lookups == 0 then break end
-        socket.sleep(0.002)
-      end
-    end, "drain lookups")
-  end
-  local ok, err = pcall(cosock.run)
-  if not ok then ctx.fail("run() after cancelling every task raised: " .. tostring(err)) end
-  if not empty() then
-    local st = core.stats()
-    ctx.fail(("the loop is not empty after the sequence: %d tasks, %d ready, %d timers, %d fds")
-      :format(st.tasks, st.ready, st.timers, st.fds))
-  end
+  F.settle(ctx)
   for _, s in ipairs(ctx.closers) do pcall(s.close, s) end
   cosock.reset()
   ok, err = pcall(fresh_run_works)
