@@ -13,7 +13,7 @@ local L = require "spec.support.loop"
 
 local R = dofile("test/reentry.lua")
 local under_valgrind = (os.getenv("VALGRIND") or "") ~= ""
-local COUNT = tonumber(os.getenv("COSOCK_REENTRY_COUNT")) or (under_valgrind and 6 or 60)
+local COUNT = tonumber(os.getenv("COSOCK_REENTRY_COUNT")) or (under_valgrind and 6 or 40)
 
 describe("re-entrancy fuzzer", function()
   before_each(function() cosock.reset() end)
@@ -26,9 +26,9 @@ describe("re-entrancy fuzzer", function()
     L.assert_loop_works()
   end)
 
-  it("finalizers calling public functions: " .. math.ceil(COUNT / 2) .. " sequences from seed 1", function()
+  it("finalizers calling public functions: " .. math.ceil(COUNT / 4) .. " sequences from seed 1", function()
     local finalizers = R.counts.finalizers
-    R.run("finalizer", 1, math.ceil(COUNT / 2))
+    R.run("finalizer", 1, math.ceil(COUNT / 4))
     assert.is_true(R.counts.finalizers > finalizers, "no finalizer ran: the fuzzer tests nothing")
     L.assert_clean()
     L.assert_loop_works()
