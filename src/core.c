@@ -49,9 +49,8 @@ static int l_spawn(lua_State *L) {
   co = lua_newthread(L);                       /* fn, name, co */
   lua_pushvalue(L, 1);
   lua_xmove(L, co, 1);
-  cn_task_reserve(L, lp);
   cn_handle_push(L, lp, 2, 3);                 /* fn, name, co, handle */
-  t = cn_task_new(L, lp, 3, 2, 4);             /* may raise before taking the slot */
+  t = cn_task_new(L, lp, 3, 2, 4);             /* may raise before taking a slot */
   t->site = site;
   t->site_line = line;
   return 1;
@@ -64,6 +63,7 @@ static int l_reset(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (cn_running(lp))
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
+  cn_refuse_busy(L, lp, "cosock.reset", "reset");
   lua_settop(L, 0);
   cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
   lua_newtable(L);                             /* 5: the next timer anchor table */

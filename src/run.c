@@ -350,6 +350,7 @@ int cn_run(lua_State *L) {
   int status;
   if (lp->run.running)
     return luaL_error(L, "cosock.run: the loop is already running (run was called from inside a task)");
+  cn_refuse_busy(L, lp, "cosock.run", "run");
   lua_settop(L, 0);
   luaL_checkstack(L, 6, NULL);                 /* (for recovery too) */
   lua_pushvalue(L, LOOP_UPVALUE);
@@ -378,6 +379,13 @@ int cn_run(lua_State *L) {
   lp->run.running = 0;
   if (status != LUA_OK) return lua_error(L);
   return 0;
+}
+
+void cn_refuse_busy(lua_State *L, cn_loop *lp, const char *fname, const char *verb) {
+  if (lp->run.busy == NULL) return;
+  luaL_checkstack(L, 2, NULL);
+  cn_push_label(L, lp, lp->run.busy_slot);
+  luaL_error(L, "%s: cannot %s inside %s (task %s)", fname, verb, lp->run.busy, lua_tostring(L, -1));
 }
 
 /* set_error_handler(fn): with a function, a task's error no longer ends

@@ -102,11 +102,9 @@ void cn_tasks_new_tables(lua_State *L);
 void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables);
 void cn_tasks_free(lua_State *L, cn_loop *lp);   /* everything, for the loop's __gc */
 
-/* Makes sure a slot is free (may raise); returns the slot cn_task_new takes. */
-int cn_task_reserve(lua_State *L, cn_loop *lp);
-/* Takes the reserved slot for the coroutine, name and handle at those
- * indices (may raise before taking it); the new task is ready for the next
- * pass. */
+/* Takes a free slot for the coroutine, name and handle at those indices (may
+ * raise before taking it; a finalizer that spawns or resets meanwhile is
+ * allowed); the new task is ready for the next pass. */
 cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle);
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t);
 /* Pushes t's coroutine. */
