@@ -44,6 +44,17 @@ function m.run()
   error(e, 0)
 end
 
+--- step([timeout]) -> tasks remain: one pass of run's loop (doc/embedding.md);
+--- a task's error comes out as out of run.
+local step = core.step
+function m.step(timeout)
+  local ok, more = pcall(step, timeout)
+  if ok then return more end
+  if type(more) == "string" and raised_by_loop(more) then error(more, 1) end
+  error(more, 0)
+end
+m.next_timeout, m.pollfd = core.next_timeout, core.pollfd
+
 -- cancel() from the task itself raises from here, with this file's position,
 -- as cosock's (a Lua method in cosock.lua) does.
 local handle_methods = core.thread_handle

@@ -22,6 +22,7 @@
 #include "predicate.h"
 #include "run.h"
 #include "sigwait.h"
+#include "step.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
@@ -147,6 +148,7 @@ int luaopen_cosock_core(lua_State *L) {
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_run_open(L, lp);
+  cn_step_open(L);
   cn_acct_open(L);
   cn_wd_open(L, lp);
   cn_park_open(L, lp);
