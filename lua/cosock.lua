@@ -54,6 +54,7 @@ function m.step(timeout)
   error(more, 0)
 end
 m.next_timeout, m.pollfd = core.next_timeout, core.pollfd
+m.stop = require("cosock.stop")(m)
 
 -- cancel() from the task itself raises from here, with this file's position,
 -- as cosock's (a Lua method in cosock.lua) does.
@@ -82,13 +83,14 @@ m.when = require "cosock.when"
 m.op = require "cosock.op"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
--- TLS run where LuaSec is not installed.
+-- TLS run where LuaSec is not installed. cosock.ossignal: on first use too.
+local LAZY = { ssl = "cosock.ssl", ossignal = "cosock.ossignal" }
 setmetatable(m, {
   __index = function(t, k)
-    if k == "ssl" then
-      local ssl = require "cosock.ssl"
-      rawset(t, "ssl", ssl)
-      return ssl
+    if LAZY[k] then
+      local mod = require(LAZY[k])
+      rawset(t, k, mod)
+      return mod
     end
   end,
 })

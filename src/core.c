@@ -21,6 +21,7 @@
 #include "resolver.h"
 #include "predicate.h"
 #include "run.h"
+#include "ossignal.h"
 #include "sigwait.h"
 #include "step.h"
 #include "task.h"
@@ -125,6 +126,7 @@ int luaopen_cosock_core(lua_State *L) {
     {"current_task", cn_current_task},
     {"stats", l_stats},
     {"monotime", l_monotime},
+    {"ossignal_open", cn_ossignal_open},
     {NULL, NULL}
   };
   const char *env = getenv("COSOCK_POLLER");
