@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "embed.h"
+#include "handle.h"
 #include "lib/clock.h"
 #include "predicate.h"
 #include "resolver.h"
@@ -71,10 +72,34 @@ static int l_next_timeout(lua_State *L) {
   return 1;
 }
 
+/* task_handles() -> a list of a handle per live task, in slot order (one
+ * made for a task whose handle the program dropped): for cosock.stop. */
+static int l_task_handles(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int slot, n = 0;
+  lua_settop(L, 0);
+  lua_newtable(L);                             /* 1: the list */
+  for (slot = 0; slot < lp->tasks.nslots; slot++) {
+    cn_task *t = cn_task_get(lp, slot);
+    if (t == NULL) continue;
+    luaL_checkstack(L, 6, NULL);
+    cn_task_push_handle(L, lp, slot);          /* 2 */
+    if (lua_isnil(L, 2)) {
+      cn_task_push_name(L, lp, slot);          /* 3 */
+      cn_task_push_co(L, t);                   /* 4 */
+      cn_handle_push(L, lp, 3, 4);             /* 5 */
+      lua_replace(L, 2);
+      lua_settop(L, 2);
+    }
+    lua_rawseti(L, 1, ++n);
+  }
+  return 1;
+}
+
 void cn_step_open(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"step", l_step}, {"next_timeout", l_next_timeout}, {"pollfd", cn_embed_pollfd},
-    {NULL, NULL}
+    {"task_handles", l_task_handles}, {NULL, NULL}
   };
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
