@@ -54,7 +54,6 @@ function m.step(timeout)
   error(more, 0)
 end
 m.next_timeout, m.pollfd = core.next_timeout, core.pollfd
-m.stop = require("cosock.stop")(m)
 
 -- cancel() from the task itself raises from here, with this file's position,
 -- as cosock's (a Lua method in cosock.lua) does.
@@ -83,8 +82,9 @@ m.when = require "cosock.when"
 m.op = require "cosock.op"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
--- TLS run where LuaSec is not installed. cosock.ossignal: on first use too.
-local LAZY = { ssl = "cosock.ssl", ossignal = "cosock.ossignal" }
+-- TLS run where LuaSec is not installed. cosock.ossignal and cosock.stop:
+-- on first use too (a program that does not use them does not pay for them).
+local LAZY = { ssl = "cosock.ssl", ossignal = "cosock.ossignal", stop = "cosock.stop" }
 setmetatable(m, {
   __index = function(t, k)
     if LAZY[k] then

@@ -5,8 +5,7 @@
 --- wait (it may also just return), by a task stop spawns, which also cancels
 --- what the caller spawned after stop. Task scopes with cleanup, when they
 --- land, end the same way. doc/service.md.
---- (A module returning a function of the cosock table, so cosock.lua adds it
---- in one line.)
+--- (The module is the function: cosock.lua loads it on first use.)
 
 local core = require "cosock.core"
 
@@ -25,12 +24,10 @@ local function sweep()
   if first ~= nil then error(first, 0) end
 end
 
-return function(cosock)
-  return function()
-    local ok, err = pcall(sweep)
-    if core.current_task() ~= nil then
-      cosock.spawn(sweep, "cosock.stop")         -- ends the caller at its next wait
-    end
-    if not ok then error(err, 0) end
+return function()
+  local ok, err = pcall(sweep)
+  if core.current_task() ~= nil then
+    core.spawn(sweep, "cosock.stop")             -- ends the caller at its next wait
   end
+  if not ok then error(err, 0) end
 end
