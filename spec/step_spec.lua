@@ -112,6 +112,14 @@ describe("cosock.step", function()
     L.assert_clean()
   end)
 
+  it("is refused from an error handler while the loop runs", function()
+    local err
+    cosock.set_error_handler(function() err = select(2, pcall(cosock.step)) end)
+    cosock.spawn(function() error("x") end)
+    assert.is_false(cosock.step())
+    assert.equal("cosock.step: the loop is already running", err)
+  end)
+
   it("raises a task's error as run does, the task removed and the others kept", function()
     local other_ran = false
     cosock.spawn(function() error("boom") end, "bad")
