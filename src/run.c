@@ -191,9 +191,15 @@ static int stall(lua_State *L, cn_loop *lp) {
 /* One pass of the loop. Returns 0 when nothing is left, 1 otherwise. cap
  * bounds the wait (< 0: none); a stepping pass (cosock.step) waits at most
  * cap and, where run raises the stall, returns at once: code outside the
- * loop may still wake the tasks. Inline, so that run's pass, with constant
- * arguments, costs what it cost before step existed. */
-static inline int one_pass(lua_State *L, cn_loop *lp, double cap, int stepping) {
+ * loop may still wake the tasks. Inlined into each caller (forced where the
+ * compiler allows), so that run's pass, with constant arguments, costs what
+ * it cost before step existed. */
+#if defined(__GNUC__)
+#define PASS_INLINE inline __attribute__((always_inline))
+#else
+#define PASS_INLINE inline
+#endif
+static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepping) {
   double timeout, now = 0, next;
   int slot, ran = cn_tasks_ready(lp) > 0;
   /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
