@@ -45,12 +45,16 @@ function m.run()
 end
 
 --- step([timeout]) -> tasks remain: one pass of run's loop (doc/embedding.md);
---- a task's error comes out as out of run.
+--- what it raises (a task's error, the stall of a step with no limit) comes
+--- out as out of run.
 local step = core.step
 function m.step(timeout)
   local ok, more = pcall(step, timeout)
   if ok then return more end
-  if type(more) == "string" and raised_by_loop(more) then error(more, 1) end
+  if type(more) == "string" and raised_by_loop(more) then
+    if more:find(STALL) then more = more .. require("cosock.deadlock").report() end
+    error(more, 1)
+  end
   error(more, 0)
 end
 m.next_timeout, m.pollfd = core.next_timeout, core.pollfd

@@ -146,17 +146,34 @@ describe("cosock.step", function()
     assert.matches("handled", seen)
   end)
 
-  it("does not raise the stall: it returns true, and code outside the loop may wake the task", function()
+  it("with a limit, does not raise the stall: it returns true and code outside the loop may wake the task", function()
     local tx, rx = cosock.channel.new()
     local got
     cosock.spawn(function() got = rx:receive() end, "waiter")
     assert.is_true(cosock.step())                -- parks it: nothing in the loop can wake it
-    assert.is_true(cosock.step(30))              -- returns at once, no error
+    assert.is_true(cosock.step(0.01))            -- sleeps its 10 ms, no error
     assert.is_nil(cosock.next_timeout())
     tx:send("from outside")
     assert.equal(0, cosock.next_timeout())
     assert.is_false(cosock.step())
     assert.equal("from outside", got)
+  end)
+
+  it("with no limit, raises the stall as run does (nothing could end the wait)", function()
+    local out = require("spec.support.child").run([[
+      local cosock = require "cosock"
+      local _, rx = cosock.channel.new()
+      cosock.spawn(function() rx:receive() end, "waiter")
+      print("first step:", cosock.step())
+      local ok, err = pcall(cosock.step, math.huge)
+      print("no-limit step raised:", not ok)
+      print(err)
+    ]])
+    assert.matches("first step:\ttrue", out, 1, true)
+    assert.matches("DUMP STATE", out, 1, true)
+    assert.matches("no-limit step raised:\ttrue", out, 1, true)
+    assert.matches("cosock.lua:%d+: cosock tried to call socket.select with no sockets and no timeout", out)
+    assert.matches("task 'waiter'", out, 1, true)
   end)
 
   it("interleaves with spawn, cancel, reset and run", function()

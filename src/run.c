@@ -190,8 +190,8 @@ static int stall(lua_State *L, cn_loop *lp) {
 
 /* One pass of the loop. Returns 0 when nothing is left, 1 otherwise. cap
  * bounds the wait (< 0: none); a stepping pass (cosock.step) waits at most
- * cap and, where run raises the stall, returns at once: code outside the
- * loop may still wake the tasks. Inlined into each caller (forced where the
+ * cap and, where run raises the stall, waits cap when it has one: code
+ * outside the loop may wake the tasks after the step. Inlined into each caller (forced where the
  * compiler allows), so that run's pass, with constant arguments, costs what
  * it cost before step existed. */
 #if defined(__GNUC__)
@@ -233,10 +233,8 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   /* Step 11 (a timer object that nobody waits on wakes nobody; predicates
    * get an evaluation first). */
   if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
-      !cn_tobj_waited(lp) && !cn_preds_hold(lp)) {
-    if (stepping) return 1;
-    stall(L, lp);
-  }
+      !cn_tobj_waited(lp) && !cn_preds_hold(lp) && (!stepping || cap < 0))
+    stall(L, lp);                              /* (a step with a limit sleeps it: see step.c) */
   /* Steps 12-15. */
   if (timeout == 0 && cn_fd_polled(lp) == 0) return 1; /* nothing to poll, no wait */
   cn_acct_poll_begin(lp);
