@@ -191,9 +191,9 @@ static int stall(lua_State *L, cn_loop *lp) {
 /* One pass of the loop. Returns 0 when nothing is left, 1 otherwise. cap
  * bounds the wait (< 0: none); a stepping pass (cosock.step) waits at most
  * cap and, where run raises the stall, waits cap when it has one: code
- * outside the loop may wake the tasks after the step. Inlined into each caller (forced where the
- * compiler allows), so that run's pass, with constant arguments, costs what
- * it cost before step existed. */
+ * outside the loop may wake the tasks after the step. Inlined into each
+ * caller (forced where the compiler allows), so that run's pass, with
+ * constant arguments, costs what it cost before step existed. */
 #if defined(__GNUC__)
 #define PASS_INLINE inline __attribute__((always_inline))
 #else
