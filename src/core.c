@@ -22,8 +22,10 @@
 #include "resolver.h"
 #include "predicate.h"
 #include "run.h"
+#include "ossignal.h"
 #include "sigwait.h"
 #include "names.h"
+#include "step.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
@@ -133,6 +135,7 @@ int luaopen_cosock_core(lua_State *L) {
     {"current_task", cn_current_task}, {"yield", cn_yield},
     {"stats", l_stats},
     {"monotime", l_monotime},
+    {"ossignal_open", cn_ossignal_open},
     {NULL, NULL}
   };
   const char *env = getenv("COSOCK_POLLER");
@@ -156,6 +159,7 @@ int luaopen_cosock_core(lua_State *L) {
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_run_open(L, lp);
+  cn_step_open(L);
   cn_acct_open(L);
   cn_wd_open(L, lp);
   cn_park_open(L, lp);

@@ -7,6 +7,9 @@
 #include "task.h"
 
 int cn_run(lua_State *L);
+/* One pass for cosock.step (step.c), waiting at most cap seconds (< 0: no
+ * limit); pushes whether tasks remain. Raises as run raises, loop recovered. */
+int cn_run_step(lua_State *L, cn_loop *lp, double cap);
 /* Adds set_stall_hook to the module table on top (the loop just below it). */
 void cn_run_open(lua_State *L, cn_loop *lp);
 void cn_run_free(lua_State *L, cn_loop *lp);

@@ -141,6 +141,11 @@ void cn_timer_disarm(cn_loop *lp, cn_task *t);
  * acts on it before the timers after it: call again). Returns the earliest
  * remaining deadline, or -1 when no timer is armed. */
 double cn_timers_run(cn_loop *lp, double now);
+/* The earliest deadline in the heap, or -1 when no timer is armed. */
+static inline double cn_timers_next(const cn_loop *lp) {
+  th_node *top = th_top(&lp->tasks.timers);
+  return top ? top->when : -1;
+}
 
 /* Timers of other parts of the loop (timer_object.c) share the tasks' heap.
  * Their node is tagged CN_TAG_XTIMER (a task's is 0) and is the first member
