@@ -774,7 +774,9 @@ static int l_ready(lua_State *L) {
   lua_settop(L, 1);
   locate(L, 0, "receive");
   ref_at(L, &c, 2);
-  lua_pushboolean(L, rx_ready(L, &c));
+  /* (not rx_ready: a closed, empty receiver is not ready to select, as on
+   * cosock, but its receive returns nil, "closed" without waiting) */
+  lua_pushboolean(L, rx_ready(L, &c) || c.ch->closed);
   return 1;
 }
 
