@@ -58,6 +58,12 @@ if [ -n "$arch" ]; then
 	export CN_SYSROOT="$sysroot" CC="$triplet-gcc --sysroot=$sysroot" PKG_CONFIG=pkg-config \
 		PKG_CONFIG_SYSROOT_DIR="$sysroot" DEB_BUILD_OPTIONS=nocheck \
 		PKG_CONFIG_LIBDIR="$sysroot/usr/lib/$triplet/pkgconfig:$sysroot/usr/share/pkgconfig"
+	# dh-lua runs ldd on what it links, which cannot load a target's
+	# library: the target's objdump lists its NEEDED entries instead.
+	mkdir "$tmp/cross-bin"
+	printf '#!/bin/sh\n%s-objdump -p "$@" | grep NEEDED\n' "$triplet" > "$tmp/cross-bin/ldd"
+	chmod +x "$tmp/cross-bin/ldd"
+	PATH=$tmp/cross-bin:$PATH
 	set -- -a"$arch" -d
 fi
 echo "build-deb: dpkg-buildpackage -us -uc -b $* (Lua $(echo $versions)), log in $tmp/build.log"
@@ -78,7 +84,7 @@ if [ -n "$arch" ]; then
 	for d in $debs; do
 		echo "build-deb: $(basename "$d"):"
 		dpkg-deb -f "$d" Package Architecture Depends Provides | sed 's/^/build-deb:   /'
-		dpkg-deb -c "$d" | awk '{ print "build-deb:   " $1 " " $3 " " $6 }'
+		dpkg-deb -c "$d" | awk '{ s = "build-deb:   " $1 " " $3; for (i = 6; i <= NF; i++) s = s " " $i; print s }'
 		dpkg-deb -x "$d" "$root"
 	done
 	# The package's files first, then the sysroot's (LuaSocket).
