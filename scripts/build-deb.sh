@@ -52,7 +52,7 @@ if [ -n "$arch" ]; then
 	# The target's compiler, headers and libraries from the sysroot; the
 	# build dependencies are there, not in the host's dpkg (-d); the build
 	# cannot run the target's lua (nocheck: the demo runs below, under qemu).
-	sysroot=$("$top/scripts/cross-test.sh" "$arch" --sysroot-only | tail -n 1)
+	sysroot=$("$top/scripts/cross-test.sh" "$arch" --sysroot-only)
 	triplet=$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)
 	cp "$(dirname "$sysroot")/shlibs" "$src/debian/shlibs.local"
 	export CN_SYSROOT="$sysroot" CC="$triplet-gcc --sysroot=$sysroot" PKG_CONFIG=pkg-config \

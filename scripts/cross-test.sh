@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
 done
 
 # The host's side: the cross compiler, qemu-user, autotools, openssl (TLS specs).
-"$top/scripts/install-deps.sh" --cross "$arch"
+"$top/scripts/install-deps.sh" --cross "$arch" >&2
 
 # ---- the target's sysroot --------------------------------------------------
 # The tests need 5.3's; the Debian package builds for 5.1 to 5.4.
