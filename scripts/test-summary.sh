@@ -1,5 +1,7 @@
 #!/bin/sh
-# Prints each runner's summary from the logs of a make check, then one closing
+# Prints each runner's summary from the logs of a make check, after the
+# program it belongs to (the log's name, or under valgrind, whose one log
+# has them all, the "valgrind: PROGRAM" line before it); then one closing
 # line for the whole run counted from them: "N passed, N failed, N skipped"
 # (cmocka's PASSED/FAILED lines, busted's successes/failures/errors/pending).
 # A run that failed (STATUS not 0) with no failure counted counts one: a
@@ -7,7 +9,13 @@
 #   scripts/test-summary.sh STATUS LOG...
 status=${1:?usage: scripts/test-summary.sh STATUS LOG...}
 shift
-grep -hE '^\[  (PASSED|FAILED)  \]|^[0-9]+ success' "$@" || true
+awk '
+	/^valgrind: / { prog = $2; sub(".*/", "", prog) }
+	/^\[  (PASSED|FAILED)  \]|^[0-9]+ success/ {
+		p = prog
+		if (p == "") { p = FILENAME; sub(".*/", "", p); sub("\\.log$", "", p) }
+		print p ": " $0
+	}' "$@"
 cat "$@" | awk -v status="$status" '
 	/^\[  PASSED  \] [0-9]+ test/ { p += $4 }
 	/^\[  FAILED  \] [0-9]+ test/ { f += $4 }
