@@ -47,6 +47,21 @@ function m.run()
   error(e, 0)
 end
 
+--- step([timeout]) -> tasks remain: one pass of run's loop (doc/embedding.md);
+--- what it raises (a task's error, the stall of a step with no limit) comes
+--- out as out of run.
+local step = core.step
+function m.step(timeout)
+  local ok, more = pcall(step, timeout)
+  if ok then return more end
+  if type(more) == "string" and raised_by_loop(more) then
+    if more:find(STALL) then more = more .. require("cosock.deadlock").report() end
+    error(more, 1)
+  end
+  error(more, 0)
+end
+m.next_timeout, m.pollfd = core.next_timeout, core.pollfd
+
 -- cancel() from the task itself raises from here, with this file's position,
 -- as cosock's (a Lua method in cosock.lua) does.
 local handle_methods = core.thread_handle
@@ -79,13 +94,15 @@ m.when = require "cosock.when"
 m.op = require "cosock.op"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
--- TLS run where LuaSec is not installed.
+-- TLS run where LuaSec is not installed. cosock.ossignal and cosock.stop:
+-- on first use too (a program that does not use them does not pay for them).
+local LAZY = { ssl = "cosock.ssl", ossignal = "cosock.ossignal", stop = "cosock.stop" }
 setmetatable(m, {
   __index = function(t, k)
-    if k == "ssl" then
-      local ssl = require "cosock.ssl"
-      rawset(t, "ssl", ssl)
-      return ssl
+    if LAZY[k] then
+      local mod = require(LAZY[k])
+      rawset(t, k, mod)
+      return mod
     end
   end,
 })

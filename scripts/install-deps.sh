@@ -10,6 +10,9 @@
 #     --rock      also luarocks, for scripts/check-rock.sh
 #     --deb       also what scripts/build-deb.sh needs (dpkg-dev, debhelper, dh-lua)
 #     --doc       also pandoc, for make doc (scripts/build-doc.sh)
+#     --cross ARCH also the cross compiler for ARCH (arm64, armhf), qemu-user
+#                 and file, for scripts/cross-test.sh (the target's own
+#                 packages go into a sysroot, not here)
 set -eu
 
 version=${LUA_VERSION:-5.3}
@@ -23,7 +26,13 @@ while [ $# -gt 0 ]; do
 	--rock) extra="$extra luarocks" ;;
 	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua-compat53-dev lua5.1 lua5.2 luajit" ;;
 	--doc) extra="$extra pandoc" ;;
-	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--doc]" >&2; exit 2 ;;
+	--cross) case "${2:-}" in
+		arm64) extra="$extra gcc-aarch64-linux-gnu" ;;
+		armhf) extra="$extra gcc-arm-linux-gnueabihf" ;;
+		*) echo "install-deps: --cross needs arm64 or armhf" >&2; exit 2 ;;
+		esac
+		extra="$extra qemu-user file"; shift ;;
+	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--doc] [--cross ARCH]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -37,10 +46,10 @@ jit) lua_packages="luajit libluajit-5.1-dev lua-compat53-dev" ;;
 *) echo "install-deps: Lua $version is not supported (5.1, 5.2, 5.3, 5.4 or jit)" >&2; exit 2 ;;
 esac
 
-# lua-socket, lua-sec and lua-busted carry the modules of every Lua version
-# Debian has (LuaJIT loads 5.1's).
+# lua-socket, lua-sec, lua-busted and lua-luv (for examples/luv_host.lua's
+# spec) carry the modules of every Lua version Debian has (LuaJIT loads 5.1's).
 PACKAGES="gcc make autoconf automake libtool pkg-config autoconf-archive
-$lua_packages lua-socket lua-sec lua-busted libcmocka-dev libc-ares-dev openssl valgrind$extra"
+$lua_packages lua-socket lua-sec lua-busted lua-luv libcmocka-dev libc-ares-dev openssl valgrind$extra"
 
 missing=
 for p in $PACKAGES; do

@@ -53,26 +53,9 @@ else
 	logs="test/*.log"
 fi
 echo "==== summaries ($dir, Lua $version) ===="
-# Each summary after the program it belongs to: the log's name, or under
-# valgrind (one log) the "valgrind: PROGRAM" line before it.
+# Each summary after the program it belongs to, and one closing line.
 # shellcheck disable=SC2086
-awk '
-	/^valgrind: / { prog = $2; sub(".*/", "", prog) }
-	/^\[  (PASSED|FAILED)  \]|^[0-9]+ success/ {
-		p = prog
-		if (p == "") { p = FILENAME; sub(".*/", "", p); sub("\\.log$", "", p) }
-		print p ": " $0
-	}' $logs
-# One closing line for the whole run, counted from the runners' own output.
-# shellcheck disable=SC2086
-cat $logs | awk -v status="$status" '
-	/^\[  PASSED  \] [0-9]+ test/ { p += $4 }
-	/^\[  FAILED  \] [0-9]+ test/ { f += $4 }
-	/^[0-9]+ successes? \/ [0-9]+ failures? \/ [0-9]+ errors?/ { p += $1; f += $4 + $7; pend += $10 }
-	END {
-		if (status != 0 && f == 0) f = 1   # a runner died before its summary
-		printf "%d passed, %d failed, %d skipped\n", p, f, pend
-	}'
+"$top/scripts/test-summary.sh" "$status" $logs
 if [ "$status" -ne 0 ]; then
 	echo "test.sh: failures; logs are in $top/$dir (test/*.log, test-suite.log)" >&2
 	# shellcheck disable=SC2086

@@ -1,7 +1,8 @@
 -- The examples that show the calls doc/reference.md lists and no other
 -- example shows (timer_alarms, when_signals, dns_configure, op_sources,
--- close_wakes, luasocket_timeouts) run
--- and print what their headers say.
+-- close_wakes, luasocket_timeouts, and the embedding ones: step_host,
+-- luv_host, skipped with the reason printed where this Lua has no luv
+-- module) run and print what their headers say.
 
 local cosock = require "cosock"
 local L = require "spec.support.loop"
@@ -142,6 +143,29 @@ describe("reference examples", function()
       "op_methods: true true cosock.op",
       "run() returned",
     }, run_example("op_sources"))
+    L.assert_clean()
+  end)
+
+  it("step_host: a frame loop steps the echo tasks to their end", function()
+    assert.same({
+      'frame loop: the echo task answered "hello"',
+      "frame loop: done after the tasks ended: true",
+    }, run_example("step_host"))
+    L.assert_clean()
+  end)
+
+  local has_luv = pcall(require, "luv")
+  if not has_luv then
+    print("example_api_spec: no luv module for this Lua (Debian's lua-luv): luv_host not run")
+  end
+  local luv_it = has_luv and it or pending
+  luv_it("luv_host: luv's loop watches pollfd and steps the task through three host ticks", function()
+    assert.same({
+      "task got tick 1",
+      "task got tick 2",
+      "task got tick 3",
+      "luv loop ended: cosock has no task left",
+    }, run_example("luv_host"))
     L.assert_clean()
   end)
 end)

@@ -382,16 +382,18 @@ describe("cosock.timer timer objects", function()
       L.assert_clean()
     end)
 
+    -- Deadlines 50 ms apart: making the objects must not take longer than
+    -- the gap (it took over 10 ms under qemu on a busy machine).
     it("a late pass wakes them in deadline order too", function()
       local log = {}
-      for i, d in ipairs({ 0.004, 0.001, 0.003 }) do
+      for i, d in ipairs({ 0.2, 0.05, 0.15 }) do
         local t = timer.create_oneshot(d)
         cosock.spawn(function() socket.select({ t }); log[#log + 1] = "timer" .. i end)
       end
-      cosock.spawn(function() socket.sleep(0.002); log[#log + 1] = "sleep" end)
+      cosock.spawn(function() socket.sleep(0.1); log[#log + 1] = "sleep" end)
       cosock.spawn(function()
         local t0 = timer.now()
-        while timer.now() - t0 < 0.01 do end    -- keep the loop busy past every deadline
+        while timer.now() - t0 < 0.3 do end     -- keep the loop busy past every deadline
       end, "busy")
       cosock.run()
       assert.same({ "timer2", "sleep", "timer3", "timer1" }, log)
@@ -655,10 +657,11 @@ describe("cosock.timer timer objects", function()
     end)
   end)
 
+  -- Events 60 ms apart (15 ms were not enough on a machine at load 16).
   it("a driver-style select over a channel and timers sees each as it comes", function()
     local tx, rx = cosock.channel.new()
-    local t1 = timer.create_oneshot(0.04)
-    local t2 = timer.create_oneshot(0.01)
+    local t1 = timer.create_oneshot(0.16)
+    local t2 = timer.create_oneshot(0.04)
     local names = { [t1] = "t1", [t2] = "t2", [rx] = "rx" }
     local log = {}
     cosock.spawn(function()
@@ -671,7 +674,7 @@ describe("cosock.timer timer objects", function()
         end
       end
     end, "driver")
-    cosock.spawn(function() socket.sleep(0.025); tx:send("event") end, "device")
+    cosock.spawn(function() socket.sleep(0.1); tx:send("event") end, "device")
     cosock.run()
     assert.same({ "t2", "rx", "t1" }, log)
     L.assert_clean()

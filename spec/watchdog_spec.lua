@@ -324,9 +324,11 @@ print("done")
     assert.is_false(h:is_alive())
   end)
 
+  -- A limit of 50 ms: the task's own loop after the resume must stay under
+  -- it (under qemu on a busy machine it took over 10 ms, a second report).
   it("catches time spent in a coroutine made outside the task at the next look in the task", function()
-    local outside = coroutine.create(function() spin_for(0.05) end)
-    cosock.set_watchdog(0.01, nil, reporter)
+    local outside = coroutine.create(function() spin_for(0.15) end)
+    cosock.set_watchdog(0.05, nil, reporter)
     cosock.spawn(function()
       coroutine.resume(outside)                -- not watched while it runs
       local x = 0
@@ -344,7 +346,7 @@ print("done")
       assert.equal(1, #reports)
     end
     assert.equal("resumer", reports[1].name)
-    assert.is_true(reports[1].seconds >= 0.01)
+    assert.is_true(reports[1].seconds >= 0.05)
   end)
 
   describe("changed while a task runs", function()

@@ -22,8 +22,10 @@
 #include "resolver.h"
 #include "predicate.h"
 #include "run.h"
+#include "ossignal.h"
 #include "sigwait.h"
 #include "names.h"
+#include "step.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
@@ -49,9 +51,8 @@ static int l_spawn(lua_State *L) {
   co = lua_newthread(L);                       /* fn, name, co */
   lua_pushvalue(L, 1);
   lua_xmove(L, co, 1);
-  cn_task_reserve(L, lp);
   cn_handle_push(L, lp, 2, 3);                 /* fn, name, co, handle */
-  t = cn_task_new(L, lp, 3, 2, 4);             /* may raise before taking the slot */
+  t = cn_task_new(L, lp, 3, 2, 4);             /* may raise before taking a slot */
   t->site = site;
   t->site_line = line;
   return 1;
@@ -64,6 +65,7 @@ static int l_reset(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (cn_running(lp))
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
+  cn_refuse_busy(L, lp, "cosock.reset", "reset");
   lua_settop(L, 0);
   cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
   lua_newtable(L);                             /* 5: the next timer anchor table */
@@ -133,6 +135,7 @@ int luaopen_cosock_core(lua_State *L) {
     {"current_task", cn_current_task}, {"yield", cn_yield},
     {"stats", l_stats},
     {"monotime", l_monotime},
+    {"ossignal_open", cn_ossignal_open},
     {NULL, NULL}
   };
   const char *env = getenv("COSOCK_POLLER");
@@ -156,6 +159,7 @@ int luaopen_cosock_core(lua_State *L) {
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_run_open(L, lp);
+  cn_step_open(L);
   cn_acct_open(L);
   cn_wd_open(L, lp);
   cn_park_open(L, lp);

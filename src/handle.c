@@ -89,6 +89,7 @@ static int h_cancel(lua_State *L) {
   cn_task *t = handle_task(L, lp);
   int failed, slot;
   lua_State *co;
+  cn_busy was;
   if (t == NULL) return 0;
   if (t->slot == cn_current_slot(lp))
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
@@ -100,7 +101,12 @@ static int h_cancel(lua_State *L) {
    * setwaker calls of cn_unpark can reach it before it is freed. */
   cn_list_unlink(lp, t);
   t->state = T_RUNNING;
+  /* The setwaker calls are protected, and nothing else in cn_unpark raises:
+   * the busy mark (no reset, no run while t is half cancelled) is always
+   * taken off again. */
+  was = cn_busy_begin(lp, "the setwaker calls of handle:cancel()", t->slot);
   failed = cn_unpark(L, lp, t, 1, 0);          /* its first error at 2 when failed */
+  cn_busy_end(lp, was);
   cn_task_push_co(L, t);                       /* anchored until it is closed */
   co = lua_tothread(L, -1);
   slot = t->slot;

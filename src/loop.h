@@ -76,6 +76,7 @@ typedef struct cn_loop {
     int nxarmed;              /* other timers queued in the heap (cn_xtimer) */
     size_t nxreserved;        /* heap room kept for those */
     int r_cos, r_names, r_handles, r_records; /* registry: the tasks' Lua values */
+    unsigned epoch;           /* bumped by reset: what a caller read before is gone */
   } tasks;
 
   /* run.c: whether run() is on the C stack, and which task it resumes. */
@@ -88,6 +89,8 @@ typedef struct cn_loop {
     int r_errh;               /* registry: the error handler, or nil */
     int r_recover;            /* registry: recover_protected, made once (see cn_run) */
     int r_poke;               /* registry: a Lua function that does nothing (see let_hooks_run) */
+    const char *busy;         /* C code outside run calling Lua on loop state it holds, or NULL */
+    int busy_slot;            /* ... for the task in this slot */
   } run;
 
   /* names.c: the files tasks were spawned from (made at the first spawn). */

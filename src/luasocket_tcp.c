@@ -9,6 +9,12 @@
  *   t_socket sock; t_io io {ctx, send, recv, error}; t_buffer buf
  *   {birthday, sent, received, io*, tm*, first, last, data[BUF_SIZE]}; t_timeout tm
  *
+ * ls_tcp_head below has the same member types in the same order, so the
+ * compiler lays it out as it lays out LuaSocket's on any ABI (armhf: 4-byte
+ * pointers and size_t, the buffer's double 8-byte aligned). test/ls_layout_test
+ * checks the probe and every field against the installed LuaSocket, natively
+ * and on arm64 and armhf under qemu (scripts/cross-test.sh, doc/arm.md).
+ *
  * An object is used directly only when it proves that layout (cn_ls_tcp): its
  * metatable is LuaSocket's "tcp{client}", its size covers the head and the
  * 8192-byte buffer, and the three pointers it holds into itself (io.ctx ->

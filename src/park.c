@@ -40,20 +40,24 @@ static void append(lua_State *L, int kind, int rec, int obj) {
 /* Wait i of t is ready (a native wrapper's fd, or its socket is closed):
  * list its object once and make the task ready, as its waker would. */
 void cn_deliver(lua_State *L, cn_loop *lp, cn_task *t, int i) {
-  int rec;
+  int rec, kind, slot;
   if (i >= t->nwait || t->waits[i].fired || t->timed_out || t->waitid == 0) return;
   t->waits[i].fired = 1;
+  kind = t->waits[i].kind;
+  slot = t->slot;
   if (t->waits[i].native && t->waits[i].fd >= 0)
-    cn_fd_release_native(lp, t->waits[i].fd, t->waits[i].kind, t->slot);
+    cn_fd_release_native(lp, t->waits[i].fd, kind, slot);
   /* Ready before the list entry, which allocates: a memory error then
    * costs the entry, never the wake. */
   if (t->state == T_PARKED) cn_make_ready(lp, t);
   if (t->internal) return;                     /* nobody reads the lists */
+  /* From here t is not read again: an allocation may run a finalizer that
+   * cancels the task or resets the loop (which frees t). */
   luaL_checkstack(L, 4, NULL);
-  cn_push_record(L, lp, t->slot);
+  cn_push_record(L, lp, slot);
   rec = lua_gettop(L);
   lua_rawgeti(L, rec, R_WAIT + i);
-  append(L, t->waits[i].kind, rec, rec + 1);
+  append(L, kind, rec, rec + 1);
   lua_settop(L, rec - 1);
 }
 

@@ -216,50 +216,75 @@ static void let_hooks_run(lua_State *L, cn_loop *lp) {
   lua_call(L, 0, 0);
 }
 
+/* One pass of the loop. Returns 0 when nothing is left, 1 otherwise. cap
+ * bounds the wait (< 0: none); a stepping pass (cosock.step) waits at most
+ * cap and, where run raises the stall, waits cap when it has one: code
+ * outside the loop may wake the tasks after the step. Inlined into each
+ * caller (forced where the compiler allows), so that run's pass, with
+ * constant arguments, costs what it cost before step existed. */
+#if defined(__GNUC__)
+#define PASS_INLINE inline __attribute__((always_inline))
+#else
+#define PASS_INLINE inline
+#endif
+static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepping) {
+  double timeout, now = 0, next;
+  int slot, ran = cn_tasks_ready(lp) > 0;
+  let_hooks_run(L, lp);
+  /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
+  lp->run.pass++;
+  cn_acct_pass(lp);
+  cn_lists_swap(lp);
+  while ((slot = cn_wake_pop(lp)) >= 0) resume_one(L, lp, slot);
+  cn_acct_resumes_done(lp);
+  if (cn_preds_pending(lp)) cn_preds_pass(L, lp, ran); /* cosock.when's predicates */
+  /* Steps 5-7, with counts instead of a scan of every thread. */
+  if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) {
+    cn_fd_apply(lp);
+    return 0;
+  }
+  /* Step 8: interest is kept per fd; only drop what ended this pass. */
+  cn_fd_apply(lp);
+  /* Steps 9-10 (no armed timer: no clock to read). */
+  next = -1;
+  if (cn_timers_armed(lp) > 0) {
+    now = cn_clock_now();
+    /* cn_timers_run stops after a timer object came due, so that its
+     * waiters are woken in deadline order among the tasks' timers. */
+    while ((next = cn_timers_run(lp, now)), cn_tobj_due(lp)) cn_tobj_deliver(L, lp);
+  }
+  if (cn_dns_due(lp)) cn_dns_deliver(L, lp); /* lookups the resolver's timers ended */
+  if (cn_tasks_ready(lp) > 0) timeout = 0;
+  else if (next >= 0) timeout = next > now ? next - now : 0;
+  else timeout = -1;                         /* (deadlines are capped when armed) */
+  if (cn_preds_pending(lp)) timeout = cn_preds_timeout(lp, timeout);
+  if (stepping && cap >= 0 && (timeout < 0 || timeout > cap)) timeout = cap;
+  /* Step 11 (a timer object that nobody waits on wakes nobody; predicates
+   * get an evaluation first). */
+  if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
+      !cn_tobj_waited(lp) && !cn_preds_hold(lp) && (!stepping || cap < 0) &&
+      !cn_waits_closed(lp))
+    stall(L, lp);   /* (a step with a limit sleeps it: see step.c; on a closed socket: block, as cosock does) */
+  /* Steps 12-15. */
+  if (timeout == 0 && cn_fd_polled(lp) == 0) return 1; /* nothing to poll, no wait */
+  cn_acct_poll_begin(lp);
+  if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
+    return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
+  cn_acct_poll_end(lp);                        /* (a signal: the next pass waits the time left) */
+  return 1;
+}
+
 static int run_passes(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  for (;;) {
-    double timeout, now = 0, next;
-    int slot, ran = cn_tasks_ready(lp) > 0;
-    let_hooks_run(L, lp);
-    /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
-    lp->run.pass++;
-    cn_acct_pass(lp);
-    cn_lists_swap(lp);
-    while ((slot = cn_wake_pop(lp)) >= 0) resume_one(L, lp, slot);
-    cn_acct_resumes_done(lp);
-    if (cn_preds_pending(lp)) cn_preds_pass(L, lp, ran); /* cosock.when's predicates */
-    /* Steps 5-7, with counts instead of a scan of every thread. */
-    if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) break;
-    /* Step 8: interest is kept per fd; only drop what ended this pass. */
-    cn_fd_apply(lp);
-    /* Steps 9-10 (no armed timer: no clock to read). */
-    next = -1;
-    if (cn_timers_armed(lp) > 0) {
-      now = cn_clock_now();
-      /* cn_timers_run stops after a timer object came due, so that its
-       * waiters are woken in deadline order among the tasks' timers. */
-      while ((next = cn_timers_run(lp, now)), cn_tobj_due(lp)) cn_tobj_deliver(L, lp);
-    }
-    if (cn_dns_due(lp)) cn_dns_deliver(L, lp); /* lookups the resolver's timers ended */
-    if (cn_tasks_ready(lp) > 0) timeout = 0;
-    else if (next >= 0) timeout = next > now ? next - now : 0;
-    else timeout = -1;                         /* (deadlines are capped when armed) */
-    if (cn_preds_pending(lp)) timeout = cn_preds_timeout(lp, timeout);
-    /* Step 11 (a timer object that nobody waits on wakes nobody; predicates
-     * get an evaluation first). */
-    if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
-        !cn_tobj_waited(lp) && !cn_preds_hold(lp) && !cn_waits_closed(lp))
-      stall(L, lp);                            /* (on a closed socket: block, as cosock does) */
-    /* Steps 12-15. */
-    if (timeout == 0 && cn_fd_polled(lp) == 0) continue; /* nothing to poll, no wait */
-    cn_acct_poll_begin(lp);
-    if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
-      return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
-    cn_acct_poll_end(lp);                      /* (a signal: the next pass waits the time left) */
-  }
-  cn_fd_apply(lp);
+  while (one_pass(L, lp, -1, 0)) {}
   return 0;
+}
+
+/* step_pass(cap): one pass for cosock.step; returns whether tasks remain. */
+static int step_pass(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  lua_pushboolean(L, one_pass(L, lp, lua_tonumber(L, 1), 1));
+  return 1;
 }
 
 /* Puts the tasks a failed pass did not get to back at the front of the ready
@@ -345,39 +370,62 @@ static int recover_protected(lua_State *L) {
   return 0;
 }
 
-int cn_run(lua_State *L) {
-  cn_loop *lp = cn_loop_get(L);
-  int status;
-  if (lp->run.running)
-    return luaL_error(L, "cosock.run: the loop is already running (run was called from inside a task)");
-  lua_settop(L, 0);
+/* Calls fn (a pass function of this file, with the loop as upvalue) with
+ * the nargs values on top, marked as running, and recovers the loop when it
+ * raises; then raises that error. Leaves fn's one result (nret 1) or none. */
+static int protected_passes(lua_State *L, cn_loop *lp, lua_CFunction fn, int nargs, int nret) {
+  int status, base;
   luaL_checkstack(L, 6, NULL);                 /* (for recovery too) */
   lua_pushvalue(L, LOOP_UPVALUE);
-  lua_pushcclosure(L, run_passes, 1);          /* may raise: nothing is marked yet */
+  lua_pushcclosure(L, fn, 1);                  /* may raise: nothing is marked yet */
+  lua_insert(L, -1 - nargs);
+  base = lua_gettop(L) - nargs - 1;
   lp->run.running = 1;
   lp->run.current = -1;
   lp->run.current_co = NULL;
   cn_park_clear(lp);
   cn_acct_run_begin(lp);
-  status = lua_pcall(L, 0, 0, 0);
+  status = lua_pcall(L, nargs, nret, 0);
   cn_acct_mark(lp, NULL);                      /* (before recovery may drop the task) */
   if (status != LUA_OK) {                      /* still running: its Lua calls cannot run() */
     /* Protected too: whatever recovery raises, running is cleared below and
      * the pass's error is the one raised. */
     lua_rawgeti(L, LUA_REGISTRYINDEX, lp->run.r_recover);
     lua_pushlightuserdata(L, lp);
-    lua_pushvalue(L, 1);
+    lua_pushvalue(L, base + 1);
     lua_pushboolean(L, 1);                     /* first the error names its task */
-    if (lua_pcall(L, 3, 1, 0) == LUA_OK) lua_replace(L, 1);
+    if (lua_pcall(L, 3, 1, 0) == LUA_OK) lua_replace(L, base + 1);
     else lua_pop(L, 1);                        /* (no memory: the error as it was) */
     lua_rawgeti(L, LUA_REGISTRYINDEX, lp->run.r_recover);
     lua_pushlightuserdata(L, lp);
-    lua_pushvalue(L, 1);
+    lua_pushvalue(L, base + 1);
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) lua_pop(L, 1);
   }
   lp->run.running = 0;
   if (status != LUA_OK) return lua_error(L);
-  return 0;
+  return nret;
+}
+
+int cn_run(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  if (lp->run.running)
+    return luaL_error(L, "cosock.run: the loop is already running (run was called from inside a task)");
+  cn_refuse_busy(L, lp, "cosock.run", "run");
+  lua_settop(L, 0);
+  return protected_passes(L, lp, run_passes, 0, 0);
+}
+
+int cn_run_step(lua_State *L, cn_loop *lp, double cap) {
+  cn_refuse_busy(L, lp, "cosock.step", "step");
+  lua_pushnumber(L, cap);
+  return protected_passes(L, lp, step_pass, 1, 1);
+}
+
+void cn_refuse_busy(lua_State *L, cn_loop *lp, const char *fname, const char *verb) {
+  if (lp->run.busy == NULL) return;
+  luaL_checkstack(L, 2, NULL);
+  cn_push_label(L, lp, lp->run.busy_slot);
+  luaL_error(L, "%s: cannot %s inside %s (task %s)", fname, verb, lp->run.busy, lua_tostring(L, -1));
 }
 
 /* set_error_handler(fn): with a function, a task's error no longer ends

@@ -53,28 +53,41 @@ static void replace_array(lua_State *L, int ref, int n) {
   lua_rawseti(L, LUA_REGISTRYINDEX, ref);      /* an existing slot: no allocation */
 }
 
-/* Makes the names and handles arrays hold cap tasks (both made first). */
-static void grow_arrays(lua_State *L, cn_loop *lp, int cap) {
+/* Makes the names and handles arrays hold cap tasks (both made first).
+ * Making them may run finalizers, which may spawn (growing the arrays
+ * themselves) or reset the loop: then nothing is replaced and it returns 0,
+ * for the caller to look again. */
+static int grow_arrays(lua_State *L, cn_loop *lp, int cap) {
+  unsigned epoch = lp->tasks.epoch;
+  int old = lp->tasks.capslots;
   luaL_checkstack(L, 6, NULL);
   lua_createtable(L, cap, 0);
   new_weak_array(L, cap);
+  if (epoch != lp->tasks.epoch || old != lp->tasks.capslots) {
+    lua_pop(L, 2);
+    return 0;
+  }
   replace_array(L, lp->tasks.r_handles, lp->tasks.nslots);
   replace_array(L, lp->tasks.r_names, lp->tasks.nslots);
+  return 1;
 }
 
 /* Grows the slot table and everything sized by it, so that nothing later in
- * the life of a task needs memory the C side could fail to get. */
-static void reserve_slot(lua_State *L, cn_loop *lp) {
+ * the life of a task needs memory the C side could fail to get. Returns 1
+ * when a slot is free, 0 when a finalizer changed the loop while the Lua
+ * arrays were made (call again). */
+static int reserve_slot(lua_State *L, cn_loop *lp) {
   int cap;
   cn_task **slots;
   int *freeslots;
-  if (lp->tasks.nfree > 0 || lp->tasks.nslots < lp->tasks.capslots) return;
+  if (lp->tasks.nfree > 0 || lp->tasks.nslots < lp->tasks.capslots) return 1;
   cap = lp->tasks.capslots ? lp->tasks.capslots * 2 : 64;
   if (cap <= 0 || cap > (1 << 26) || (size_t)cap > ((size_t)-1) / sizeof *slots)
     luaL_error(L, "cosock: too many tasks");
   /* Bigger tables and heap first: too big is harmless, C arrays sized
-   * unlike capslots are not. */
-  grow_arrays(L, lp, cap);
+   * unlike capslots are not. The C allocations below call the allocator
+   * directly: no collection, no finalizer runs from here on. */
+  if (!grow_arrays(L, lp, cap)) return 0;
   /* Each task has at most one armed timer: push can then never fail. */
   if (th_reserve(&lp->tasks.timers, (size_t)cap + lp->tasks.nxreserved) != 0)
     luaL_error(L, "cosock: out of memory");
@@ -93,10 +106,12 @@ static void reserve_slot(lua_State *L, cn_loop *lp) {
   }
   lp->tasks.freeslots = freeslots;
   lp->tasks.capslots = cap;
+  return 1;
 }
 
-int cn_task_reserve(lua_State *L, cn_loop *lp) {
-  reserve_slot(L, lp);
+/* Makes sure a slot is free (may raise, and run finalizers). */
+static void task_reserve(lua_State *L, cn_loop *lp) {
+  while (!reserve_slot(L, lp)) continue;
   if (lp->tasks.nfree == 0) {
     /* Task structs are kept for reuse: no allocation per spawn once warm. */
     cn_task *t = cn_mem_resize(&lp->mem, NULL, 0, sizeof *t);
@@ -108,7 +123,6 @@ int cn_task_reserve(lua_State *L, cn_loop *lp) {
     lp->tasks.slots[lp->tasks.nslots] = t;
     lp->tasks.freeslots[lp->tasks.nfree++] = lp->tasks.nslots++;
   }
-  return lp->tasks.freeslots[lp->tasks.nfree - 1];
 }
 
 /* Stores the value on top at index i of registry[ref] (pops it). Within the
@@ -121,16 +135,43 @@ static void set_in(lua_State *L, int ref, lua_Integer i) {
 }
 
 cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
-  int slot = lp->tasks.freeslots[lp->tasks.nfree - 1];
-  cn_task *t = lp->tasks.slots[slot];
+  int slot;
+  cn_task *t;
   co = lua_absindex(L, co);
   name = lua_absindex(L, name);
   handle = lua_absindex(L, handle);
-  luaL_checkstack(L, 3, NULL);
-  cn_push_ref(L, lp->tasks.r_cos);
+  luaL_checkstack(L, 4, NULL);
+  /* A free slot and the coroutine's key in cos, until both hold at once:
+   * each step may allocate, and a finalizer run by the collector then may
+   * spawn (taking the free slot) or reset the loop (new tables, no slots).
+   * Once both hold, nothing below allocates, so nothing runs in between. */
+  for (;;) {
+    unsigned epoch;
+    task_reserve(L, lp);                       /* may raise: nothing is taken yet */
+    epoch = lp->tasks.epoch;
+    cn_push_ref(L, lp->tasks.r_cos);
+    lua_pushvalue(L, co);
+    lua_pushboolean(L, 0);
+    lua_rawset(L, -3);                         /* may raise: nothing is taken yet */
+    if (epoch == lp->tasks.epoch && lp->tasks.nfree > 0) break;
+    lua_pushvalue(L, co);                      /* taken back (an existing key: no allocation) */
+    lua_pushnil(L);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
+  slot = lp->tasks.freeslots[lp->tasks.nfree - 1];
+  t = lp->tasks.slots[slot];
   lua_pushvalue(L, co);
   lua_pushinteger(L, slot);
-  lua_rawset(L, -3);                           /* may raise: nothing is taken yet */
+  lua_rawset(L, -3);                           /* the key is there: no allocation */
+  lua_pop(L, 1);
+  /* A record a finalizer's cancel left behind (a wake was listing an object
+   * for the task it freed) is not this task's (an existing key: no allocation). */
+  cn_task_push_record(L, lp, slot);
+  if (!lua_isnil(L, -1)) {
+    lua_pushnil(L);
+    set_in(L, lp->tasks.r_records, slot);
+  }
   lua_pop(L, 1);
   lp->tasks.nfree--;
   lua_pushvalue(L, name);
@@ -228,6 +269,7 @@ void cn_tasks_init(lua_State *L, cn_loop *lp) {
 void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables) {
   tables = lua_absindex(L, tables);
   free_all(lp);
+  lp->tasks.epoch++;
   /* Existing registry slots: no allocation. */
   lua_pushvalue(L, tables);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_cos);

@@ -102,11 +102,9 @@ void cn_tasks_new_tables(lua_State *L);
 void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables);
 void cn_tasks_free(lua_State *L, cn_loop *lp);   /* everything, for the loop's __gc */
 
-/* Makes sure a slot is free (may raise); returns the slot cn_task_new takes. */
-int cn_task_reserve(lua_State *L, cn_loop *lp);
-/* Takes the reserved slot for the coroutine, name and handle at those
- * indices (may raise before taking it); the new task is ready for the next
- * pass. */
+/* Takes a free slot for the coroutine, name and handle at those indices (may
+ * raise before taking it; a finalizer that spawns or resets meanwhile is
+ * allowed); the new task is ready for the next pass. */
 cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle);
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t);
 /* Pushes t's coroutine. */
@@ -143,6 +141,11 @@ void cn_timer_disarm(cn_loop *lp, cn_task *t);
  * acts on it before the timers after it: call again). Returns the earliest
  * remaining deadline, or -1 when no timer is armed. */
 double cn_timers_run(cn_loop *lp, double now);
+/* The earliest deadline in the heap, or -1 when no timer is armed. */
+static inline double cn_timers_next(const cn_loop *lp) {
+  th_node *top = th_top(&lp->tasks.timers);
+  return top ? top->when : -1;
+}
 
 /* Timers of other parts of the loop (timer_object.c) share the tasks' heap.
  * Their node is tagged CN_TAG_XTIMER (a task's is 0) and is the first member

@@ -265,20 +265,24 @@ static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
  * beyond that are reported again by the next one. */
 #define MAX_WATCHED_EVENTS 16
 
-static void dispatch(lua_State *L, cn_loop *lp, const cn_event *ev, int n) {
+/* The n events of own (NULL: the poller's buffer). Those of the poller are
+ * read one at a time, never through a pointer kept across a wake: a _wake
+ * (or a finalizer) may make the poller watch more fds (a lookup's socket,
+ * say), and it then regrows that buffer (keeping the events in it). */
+static void dispatch(lua_State *L, cn_loop *lp, const cn_event *own, int n) {
   cn_event w[MAX_WATCHED_EVENTS];
   int i, kind, nw = 0;
   for (i = 0; i < n; i++) {
-    int fd = ev[i].fd;
+    cn_event ev = own ? own[i] : lp->waiters.poller.events[i];
+    int fd = ev.fd;
     if (fd < 0 || fd >= lp->waiters.nfd) continue;
-    if ((watched(lp, fd) & ev[i].events) && nw < MAX_WATCHED_EVENTS) w[nw++] = ev[i];
+    if ((watched(lp, fd) & ev.events) && nw < MAX_WATCHED_EVENTS) w[nw++] = ev;
     for (kind = K_RECV; kind <= K_SEND; kind++) {
       int bit = kind == K_RECV ? CN_READ : CN_WRITE;
-      if ((ev[i].events & bit) && lp->waiters.fdcount[fd * 2 + kind] > 0) wake_key(L, lp, fd, kind);
+      if ((ev.events & bit) && lp->waiters.fdcount[fd * 2 + kind] > 0) wake_key(L, lp, fd, kind);
     }
   }
-  /* After the walk over ev: a watcher may open fds, and the poller then
-   * regrows the buffer ev points into. A watch may also have ended since. */
+  /* After the walk: a watch may have ended since. */
   for (i = 0; i < nw; i++)
     if (w[i].fd < lp->waiters.nfd && (watched(lp, w[i].fd) & w[i].events))
       lp->waiters.watcher(L, lp, w[i].fd, w[i].events);
@@ -288,7 +292,7 @@ int cn_fd_poll(lua_State *L, cn_loop *lp, double timeout) {
   cn_event *ev;
   int n = cn_poller_wait(&lp->waiters.poller, timeout, &ev);
   if (n < 0) return -1;
-  dispatch(L, lp, ev, n);
+  dispatch(L, lp, NULL, n);
   return 0;
 }
 

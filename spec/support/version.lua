@@ -73,4 +73,15 @@ end
 --- The searchers of require (package.loaders before 5.2).
 V.searchers = package.searchers or package.loaders
 
+--- Makes a garbage object whose finalizer is fn: a table on 5.2+, a
+--- newproxy userdata on 5.1 and LuaJIT (their tables have no __gc).
+function V.garbage(fn)
+  if rawget(_G, "newproxy") then
+    local p = newproxy(true)
+    getmetatable(p).__gc = fn
+    return p
+  end
+  return setmetatable({}, { __gc = fn })
+end
+
 return V

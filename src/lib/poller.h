@@ -40,6 +40,8 @@ typedef struct cn_backend {
 extern const cn_backend cn_backend_select;
 #ifdef HAVE_SYS_EPOLL_H
 extern const cn_backend cn_backend_epoll;
+/* The epoll descriptor of an epoll backend's state (for cosock.pollfd). */
+int cn_epoll_fd(const void *state);
 #endif
 
 typedef struct cn_poller {

@@ -85,6 +85,10 @@ static int ep_wait(void *state, double timeout, cn_event *out, int max) {
   return n;
 }
 
+int cn_epoll_fd(const void *state) {
+  return ((const epoll_state *)state)->epfd;
+}
+
 const cn_backend cn_backend_epoll = {
   "epoll", INT_MAX, ep_create, ep_destroy, ep_set, ep_wait
 };

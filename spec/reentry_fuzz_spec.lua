@@ -1,0 +1,36 @@
+-- The re-entrancy and finalizer fuzzers (test/reentry.lua), a short
+-- fixed-seed part of each: callback points of the loop (setwaker, _wake,
+-- getfd, dirty, wakers, predicates, the error handler, the watchdog's
+-- reporter) and finalizers run at the loop's own allocations call public
+-- functions (reset, spawn, cancel, run, sleep, select, lookups, performs,
+-- ...). Each call works or raises a string error; after each sequence the
+-- loop is empty and a fresh run works. The long runs: scripts/fuzz.sh
+-- --reentry / --finalizer (doc/reliability.md). COSOCK_REENTRY_COUNT changes
+-- the count; under valgrind (make check-valgrind) a few sequences only.
+
+local cosock = require "cosock"
+local L = require "spec.support.loop"
+
+local R = dofile("test/reentry.lua")
+local under_valgrind = (os.getenv("VALGRIND") or "") ~= ""
+local COUNT = tonumber(os.getenv("COSOCK_REENTRY_COUNT")) or (under_valgrind and 6 or 40)
+
+describe("re-entrancy fuzzer", function()
+  before_each(function() cosock.reset() end)
+
+  it("callback points calling public functions: " .. COUNT .. " sequences from seed 1", function()
+    local calls = R.counts.calls
+    R.run("reentry", 1, COUNT)
+    assert.is_true(R.counts.calls > calls, "no callback made a call: the fuzzer tests nothing")
+    L.assert_clean()
+    L.assert_loop_works()
+  end)
+
+  it("finalizers calling public functions: " .. math.ceil(COUNT / 4) .. " sequences from seed 1", function()
+    local finalizers = R.counts.finalizers
+    R.run("finalizer", 1, math.ceil(COUNT / 4))
+    assert.is_true(R.counts.finalizers > finalizers, "no finalizer ran: the fuzzer tests nothing")
+    L.assert_clean()
+    L.assert_loop_works()
+  end)
+end)
