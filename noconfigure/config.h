@@ -17,6 +17,8 @@
 /* The epoll backend: those builds compile src/poller_epoll.c on Linux only. */
 #ifdef __linux__
 #define HAVE_SYS_EPOLL_H 1
+#define HAVE_SYS_TIMERFD_H 1
+#define HAVE_SYS_SIGNALFD_H 1
 #endif
 
 #endif

@@ -61,6 +61,8 @@ build = {
     ["cosock.timer"] = "lua/cosock/timer.lua",
     ["cosock.when"] = "lua/cosock/when.lua",
     ["cosock.op"] = "lua/cosock/op.lua",
+    ["cosock.ossignal"] = "lua/cosock/ossignal.lua",
+    ["cosock.stop"] = "lua/cosock/stop.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
@@ -71,6 +73,7 @@ build = {
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
         "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
         "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
+        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src" },
@@ -90,6 +93,7 @@ build = {
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
             "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
             "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
+        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c",
             "src/lib/poller_epoll.c",
           },
         },
