@@ -24,6 +24,7 @@
 #include "run.h"
 #include "ossignal.h"
 #include "sigwait.h"
+#include "sim.h"
 #include "names.h"
 #include "step.h"
 #include "task.h"
@@ -79,6 +80,7 @@ static int l_reset(lua_State *L) {
   cn_acct_reset(lp);
   cn_wd_reset(L, lp);
   cn_fid_reset(lp);
+  cn_sim_reset(L, lp);
   return 0;
 }
 
@@ -122,6 +124,7 @@ static int loop_gc(lua_State *L) {
   cn_sites_free(L, lp);
   cn_wd_free(L, lp);
   cn_handle_free(L, lp);
+  cn_sim_reset(L, lp);                         /* (the virtual clock is per thread) */
   return 0;
 }
 
@@ -172,6 +175,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_wakers_open(L);
   cn_sigwait_open(L);
   cn_fid_open(L);
+  cn_sim_open(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

@@ -35,6 +35,7 @@ struct cn_alloc_count;
 struct cn_resolver;
 struct cn_dnslook;
 struct cn_pwait;
+struct cn_sim;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -210,6 +211,9 @@ typedef struct cn_loop {
     int r_ev;                 /* registry: the evaluator coroutine, or false */
     int r_mt;                 /* registry: metatable of a wait table yielded as an object */
   } preds;
+
+  /* sim.c: cosock.sim's state while the simulation is on, else NULL. */
+  struct cn_sim *sim;
 
   /* luasocket_tcp.c */
   struct {

@@ -21,6 +21,7 @@
 #include "resolver.h"
 #include "run.h"
 #include "names.h"
+#include "sim.h"
 #include "task.h"
 #include "timer_object.h"
 #include "waiters.h"
@@ -235,7 +236,7 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   lp->run.pass++;
   cn_acct_pass(lp);
   cn_lists_swap(lp);
-  while ((slot = cn_wake_pop(lp)) >= 0) resume_one(L, lp, slot);
+  while ((slot = lp->sim ? cn_sim_pop(L, lp) : cn_wake_pop(lp)) >= 0) resume_one(L, lp, slot);
   cn_acct_resumes_done(lp);
   if (cn_preds_pending(lp)) cn_preds_pass(L, lp, ran); /* cosock.when's predicates */
   /* Steps 5-7, with counts instead of a scan of every thread. */
@@ -267,6 +268,10 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
     stall(L, lp);   /* (a step with a limit sleeps it: see step.c; on a closed socket: block, as cosock does) */
   /* Steps 12-15. */
   if (timeout == 0 && cn_fd_polled(lp) == 0) return 1; /* nothing to poll, no wait */
+  if (lp->sim) {                               /* cosock.sim: virtual time, no poll */
+    cn_sim_instead_of_poll(L, lp, timeout);
+    return 1;
+  }
   cn_acct_poll_begin(lp);
   if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
     return luaL_error(L, "cosock: polling failed: %s", strerror(errno));

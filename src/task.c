@@ -327,6 +327,24 @@ int cn_wake_pop(cn_loop *lp) {
   return slot;
 }
 
+int cn_wake_count(const cn_loop *lp) {
+  return lp->tasks.lists[wake_list(lp)].n;
+}
+
+/* (cosock.sim's seeded order: a walk of k links, in simulation only.) */
+int cn_wake_nth(const cn_loop *lp, int k) {
+  int slot = lp->tasks.lists[wake_list(lp)].head;
+  while (slot >= 0 && k-- > 0) slot = lp->tasks.slots[slot]->next;
+  return slot;
+}
+
+int cn_wake_take(cn_loop *lp, int slot) {
+  cn_task *t = cn_task_get(lp, slot);
+  if (t == NULL || t->list != wake_list(lp)) return -1;
+  cn_list_unlink(lp, t);
+  return slot;
+}
+
 /* After a failed pass: the tasks it did not get to go back to the front of
  * the ready list, in their order (they were ready before anything woken in
  * that pass). */

@@ -127,6 +127,9 @@ void cn_make_ready(cn_loop *lp, cn_task *t);    /* a parked task, for the next p
 void cn_list_unlink(cn_loop *lp, cn_task *t);
 void cn_lists_swap(cn_loop *lp);                /* the ready list becomes the wake list */
 int cn_wake_pop(cn_loop *lp);                   /* next slot to resume this pass, or -1 */
+int cn_wake_count(const cn_loop *lp);           /* slots left to resume this pass */
+int cn_wake_nth(const cn_loop *lp, int k);      /* the k-th (from 0) of them, left there, or -1 */
+int cn_wake_take(cn_loop *lp, int slot);        /* takes slot from them: slot, or -1 if not there */
 void cn_wake_requeue(cn_loop *lp);              /* unresumed wake list back in front */
 
 /* Timers */

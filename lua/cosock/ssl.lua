@@ -41,6 +41,9 @@ local tls_mt = wrap.native({ __index = tls })
 --- wrapper has no timeout of its own: the tcp wrapper's is not carried over.
 --- Anything without an inner_sock fails as in cosock ("tcp inner_sock is null").
 function m.wrap(tcp_socket, config)
+  -- (cosock.sim's sockets have no descriptor for LuaSec: doc/simulation.md#tls)
+  local sim_tls = type(tcp_socket) == "table" and tcp_socket._sim_tls
+  if sim_tls then return sim_tls(tcp_socket, config) end
   local tcp_inner = assert(tcp_socket.inner_sock, "tcp inner_sock is null")
   local inner, err = luasec.wrap(tcp_inner, config)
   if not inner then return nil, err end

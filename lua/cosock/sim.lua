@@ -1,0 +1,265 @@
+--- cosock.sim: deterministic simulation (doc/simulation.md). Turned on before
+--- the program spawns anything, the same program runs on a virtual clock
+--- (sleep, timeouts, cosock.timer, socket.gettime, the monotonic clock; when
+--- no task is ready time jumps to the next deadline), over an in-memory
+--- network (cosock.socket.tcp/udp, TLS as a pass-through, simulated names),
+--- with a seeded order for tasks that become ready together, and keeps a
+--- record of what happened. Nothing touches a real socket while it is on.
+---
+--- The loop's side is src/sim.c; the network is lua/cosock/sim/*.lua. This
+--- file is the public API and the switch: it points cosock.socket's
+--- constructors, cosock.dns and gettime at the simulation, and back.
+
+local core = require "cosock.core"
+local net = require "cosock.sim.net"
+local socket = require "cosock.socket"
+local dns = require "cosock.dns"
+local luasocket = require "socket"
+
+local type, error, tostring, format, monotime = type, error, tostring, string.format, core.monotime
+local getmetatable, ipairs, concat = getmetatable, ipairs, table.concat
+
+local sim = {}
+
+local saved -- what on() replaced, for off(); nil while off
+
+-- The replacements, each behind a check that the loop still simulates
+-- (cosock.reset() turns the simulation off in C: then they put the real
+-- functions back and call them).
+local restore
+local function guard(fn, name)
+  return function(...)
+    if not core.sim_active() then
+      local real = saved and saved[name]
+      restore()
+      return real(...)
+    end
+    return fn(...)
+  end
+end
+
+local function gettime()
+  local st = net.state()
+  return st.epoch + (monotime() - st.t0)
+end
+
+local function lookup(fname)
+  return function(host)
+    local addr, err = net.resolve(host, 3)
+    if not addr then return nil, err end
+    if fname == "toip" then return addr, { name = host, alias = {}, ip = { addr } } end
+    if fname == "tohostname" then return host, { name = host, alias = {}, ip = { addr } } end
+    return { { family = "inet", addr = addr } }
+  end
+end
+
+local function patch()
+  local tcp, udp = require "cosock.sim.tcp", require "cosock.sim.udp"
+  local tcp_mt, udp_mt = getmetatable(socket.tcp), getmetatable(socket.udp)
+  saved = {
+    tcp_call = tcp_mt.__call, udp_call = udp_mt.__call,
+    tcp4 = socket.tcp4, tcp6 = socket.tcp6, udp4 = socket.udp4, udp6 = socket.udp6,
+    gettime = socket.gettime, ls_gettime = luasocket.gettime,
+    toip = dns.toip, tohostname = dns.tohostname, getaddrinfo = dns.getaddrinfo,
+  }
+  tcp_mt.__call = guard(function() return tcp._new() end, "tcp_call")
+  udp_mt.__call = guard(function() return udp._new() end, "udp_call")
+  socket.tcp4 = guard(tcp._new, "tcp4")
+  socket.tcp6 = guard(tcp._new, "tcp6")
+  socket.udp4 = guard(udp._new, "udp4")
+  socket.udp6 = guard(udp._new, "udp6")
+  socket.gettime = guard(gettime, "gettime")
+  luasocket.gettime = guard(gettime, "ls_gettime")
+  for _, f in ipairs({ "toip", "tohostname", "getaddrinfo" }) do dns[f] = guard(lookup(f), f) end
+end
+
+restore = function()
+  if saved == nil then return end
+  local s = saved
+  saved = nil
+  getmetatable(socket.tcp).__call, getmetatable(socket.udp).__call = s.tcp_call, s.udp_call
+  socket.tcp4, socket.tcp6, socket.udp4, socket.udp6 = s.tcp4, s.tcp6, s.udp4, s.udp6
+  socket.gettime, luasocket.gettime = s.gettime, s.ls_gettime
+  dns.toip, dns.tohostname, dns.getaddrinfo = s.toip, s.tohostname, s.getaddrinfo
+  net.stop()
+end
+
+-- The C side tells the record of each resume.
+local function note(name, slot, how)
+  local label = (type(name) == "string" or type(name) == "number") and tostring(name)
+    or ("task#" .. slot)
+  net.log(how, label, { task = label })
+end
+
+local ON_FIELDS = { seed = true, clock = true, epoch = true, address = true, link = true, record = true }
+
+--- on(opts): turns the simulation on. opts (all optional): seed (an integer:
+--- tasks that become ready together run in an order drawn from it; without
+--- one, in the order they became ready), clock (the monotonic clock's start,
+--- 100000), epoch (socket.gettime() at the start, 1700000000), address (this
+--- program's address, "10.0.0.1"), link (the default link options, see
+--- sim.link), record (false: keep no record). Raises when tasks were spawned
+--- (on() again while on first ends the simulation that is on, and its tasks).
+function sim.on(opts)
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" then
+    error("bad argument #1 to 'on' (table or nil expected, got " .. type(opts) .. ")", 2)
+  end
+  for k in pairs(opts) do
+    if not ON_FIELDS[k] then error(format("cosock.sim.on: unknown option '%s'", tostring(k)), 2) end
+  end
+  local seed = opts.seed
+  if seed ~= nil and (type(seed) ~= "number" or seed ~= seed or seed % 1 ~= 0 or math.abs(seed) >= 2^53) then
+    error("cosock.sim.on: seed must be an integer (got " .. tostring(seed) .. ")", 2)
+  end
+  local clock, epoch = opts.clock or 100000, opts.epoch or 1700000000
+  if type(clock) ~= "number" or clock ~= clock or type(epoch) ~= "number" or epoch ~= epoch then
+    error("cosock.sim.on: clock and epoch must be numbers", 2)
+  end
+  local address = opts.address or "10.0.0.1"
+  if type(address) ~= "string" or not net.is_numeric(address) then
+    error("cosock.sim.on: address must be a numeric address (got " .. tostring(address) .. ")", 2)
+  end
+  local link = opts.link and net.check_link("cosock.sim.on", opts.link)
+  if core.sim_active() then
+    if core.stats().tasks > 0 then core.reset() end
+    sim.off()
+  end
+  if saved then restore() end
+  core.sim_on(clock, seed, opts.record ~= false and note or nil)
+  net.start({ clock = clock, epoch = epoch, address = address, link = link, record = opts.record ~= false })
+  patch()
+end
+
+--- off(): back to the real clock and real sockets. Tasks still live (a run
+--- that raised) are dropped first (cosock.reset()): their deadlines are on
+--- the virtual clock. Does nothing while off.
+function sim.off()
+  if core.sim_active() and core.stats().tasks > 0 then core.reset() end
+  core.sim_off()
+  restore()
+end
+
+--- active() -> whether the simulation is on.
+function sim.active()
+  return core.sim_active() and saved ~= nil
+end
+
+local function need_on(fname)
+  if not sim.active() then error("cosock.sim." .. fname .. ": the simulation is off (sim.on first)", 3) end
+  return net.state()
+end
+
+--- host(name, address): lookups of name give address (a numeric address);
+--- false: lookups of name fail with "host not found".
+function sim.host(name, address)
+  local st = need_on("host")
+  if type(name) ~= "string" then error("bad argument #1 to 'host' (string expected, got " .. type(name) .. ")", 2) end
+  if address ~= false and (type(address) ~= "string" or not net.is_numeric(address)) then
+    error("bad argument #2 to 'host' (numeric address or false expected, got " .. tostring(address) .. ")", 2)
+  end
+  st.hosts[name] = address
+end
+
+--- link(a, b, opts): the link between addresses a and b (either may be "*":
+--- every link of the other): latency and jitter (seconds), bandwidth
+--- (bytes/s), loss (0..1, udp), segment (bytes per delivery: partial
+--- reads), sndbuf (bytes in flight before a send waits: partial writes),
+--- down (true: nothing passes). Applies to what is sent from now on.
+function sim.link(a, b, opts)
+  local st = need_on("link")
+  if type(a) ~= "string" or type(b) ~= "string" then
+    error("bad arguments to 'link' (two addresses expected)", 2)
+  end
+  net.set_link(a, b, net.check_link("cosock.sim.link", opts, st.defaults))
+end
+
+--- blackhole(address, on): while on (the default), everything sent to or
+--- from address vanishes: connects time out, data never arrives.
+function sim.blackhole(address, on)
+  local st = need_on("blackhole")
+  if type(address) ~= "string" then error("bad argument #1 to 'blackhole' (address expected)", 2) end
+  st.holes[address] = on ~= false or nil
+  net.log("blackhole", address .. (on ~= false and " on" or " off"), { addr = address })
+end
+
+--- cut(address, port): resets every connection with an end at address
+--- (and port, when given): both ends fail with "connection reset by peer".
+--- Returns how many were cut.
+function sim.cut(address, port)
+  local st = need_on("cut")
+  local n, keep = 0, {}
+  for _, c in ipairs(st.conns) do
+    local p = c._peer
+    local live = c._st == "client" and not c._reset
+    if live and ((c.laddr == address and (port == nil or c.lport == port))
+        or (c.paddr == address and (port == nil or c.pport == port))) then
+      c:_cut()
+      n = n + 1
+    elseif live or (p and p._st == "client" and not p._reset) then
+      keep[#keep + 1] = c
+    end
+  end
+  st.conns = keep
+  return n
+end
+
+--- now() -> virtual seconds since on().
+function sim.now()
+  return monotime() - need_on("now").t0
+end
+
+--- log(text): adds the test's own line to the record (event "note").
+function sim.log(text)
+  need_on("log")
+  net.log("note", tostring(text))
+end
+
+--- record() -> the list of events so far: {t, event, text, ...}; t in
+--- virtual seconds since on(). event: "start", "wake", "timeout" (a task
+--- resumed, and why), "connect", "connected", "refused", "listen", "accept",
+--- "send", "sendto", "lost", "fin", "close", "reset", "tls", "blackhole",
+--- "note"; "timeout" also for a socket call's wait (field op).
+function sim.record()
+  local st = net.state()
+  return st and st.record or {}
+end
+
+--- transcript([filter]) -> the record as text, a line per event; filter: a
+--- set of event names to keep ({connect = true, ...}) or nil for all.
+function sim.transcript(filter)
+  local lines = {}
+  for _, e in ipairs(sim.record()) do
+    if filter == nil or filter[e.event] then lines[#lines + 1] = net.line(e) end
+  end
+  return concat(lines, "\n")
+end
+
+--- explore(seeds, fn) -> nil | seed, err, transcript: for seed = 1 ..
+--- seeds (or each seed of a list), a fresh simulation with that seed runs
+--- fn(seed) (which spawns and runs); the first seed for which fn raises is
+--- returned, with the error and that run's transcript. The simulation is off
+--- afterwards.
+function sim.explore(seeds, fn, opts)
+  if type(fn) ~= "function" then error("bad argument #2 to 'explore' (function expected)", 2) end
+  local list = seeds
+  if type(seeds) == "number" then
+    list = {}
+    for i = 1, seeds do list[i] = i end
+  elseif type(seeds) ~= "table" then
+    error("bad argument #1 to 'explore' (count or list of seeds expected)", 2)
+  end
+  for _, seed in ipairs(list) do
+    local o = {}
+    for k, v in pairs(opts or {}) do o[k] = v end
+    o.seed = seed
+    sim.on(o)
+    local ok, err = pcall(fn, seed)
+    local text = sim.transcript()
+    sim.off()
+    if not ok then return seed, err, text end
+  end
+  return nil
+end
+
+return sim
