@@ -63,6 +63,12 @@ build = {
     ["cosock.op"] = "lua/cosock/op.lua",
     ["cosock.ossignal"] = "lua/cosock/ossignal.lua",
     ["cosock.stop"] = "lua/cosock/stop.lua",
+    ["cosock.sim"] = "lua/cosock/sim.lua",
+    ["cosock.sim.net"] = "lua/cosock/sim/net.lua",
+    ["cosock.sim.sock"] = "lua/cosock/sim/sock.lua",
+    ["cosock.sim.tcp"] = "lua/cosock/sim/tcp.lua",
+    ["cosock.sim.tls"] = "lua/cosock/sim/tls.lua",
+    ["cosock.sim.udp"] = "lua/cosock/sim/udp.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
@@ -73,7 +79,7 @@ build = {
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
         "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
         "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
-        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c",
+        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c", "src/sim.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src" },
@@ -93,7 +99,7 @@ build = {
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
             "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
             "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
-        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c",
+        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c", "src/sim.c",
             "src/lib/poller_epoll.c",
           },
         },
