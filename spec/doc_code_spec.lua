@@ -13,7 +13,7 @@ local PAGES = {
   "README.md", "doc/getting-started.md",
   "doc/channels.md", "doc/timers.md", "doc/join-and-errors.md",
   "doc/signals-and-predicates.md", "doc/op.md", "doc/dns.md",
-  "doc/accounting-and-watchdog.md", "doc/deadlock-report.md",
+  "doc/accounting-and-watchdog.md", "doc/deadlock-report.md", "doc/simulation.md",
 }
 local TIME_LIMIT = 60   -- seconds; a program waits a few seconds at most
 

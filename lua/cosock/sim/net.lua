@@ -79,7 +79,7 @@ function N.log(event, text, fields)
   rec[#rec + 1] = e
 end
 
-function N.line(e) return format("%14.6f %-8s %s", e.t, e.event, e.text) end
+function N.line(e) return format("%.6f %-9s %s", e.t, e.event, e.text) end
 
 ---------------------------------------------------------------------------
 -- The delivery queue (a binary heap on (at, seq))
