@@ -193,6 +193,10 @@ describe("doc/reference.md", function()
     assert.same({}, missing(qualified("report.", report)))
   end)
 
+  it("has every name of cosock.sim", function()
+    assert.same({}, missing(qualified("cosock.sim.", require "cosock.sim")))
+  end)
+
   it("has the public names of cosock.core", function()
     local public = { "_VERSION", "fast_path", "dns", "dns_version", "dns_stats", "set_backend",
       "monotime", "stats" }

@@ -97,6 +97,10 @@ static int l_sim_on(lua_State *L) {
   double start = luaL_checknumber(L, 1);
   lua_Number seed = luaL_optnumber(L, 2, 0);
   cn_sim *s;
+  /* (a finite start; a seed that converts to an integer without UB) */
+  if (!(start - start == 0)) return luaL_argerror(L, 1, "finite number expected");
+  if (!(seed > -9007199254740992.0 && seed < 9007199254740992.0))
+    return luaL_argerror(L, 2, "integer seed expected (|seed| < 2^53)");
   if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
   if (lp->sim != NULL) return luaL_error(L, "cosock.sim.on: the simulation is on already");
   check_idle(L, lp, "cosock.sim.on");

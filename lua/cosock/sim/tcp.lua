@@ -103,7 +103,9 @@ end
 -- One connect to a numeric address; the wait as the real wrapper's.
 local function connect_to(self, addr, port)
   if self._st == "master" or self._st == "bound" then
-    self.laddr = self.laddr or net.state().address
+    local s = net.state()
+    if self._st == "bound" then s.bound[self.laddr .. ":" .. self.lport] = nil end
+    if self.laddr == nil or self.laddr == "0.0.0.0" then self.laddr = s.address end
     self.lport = self.lport or net.ephemeral()
     self.paddr, self.pport = addr, port
     self._st, self._cres = "connecting", nil
