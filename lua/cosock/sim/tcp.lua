@@ -202,10 +202,12 @@ local function arrive(from, data)
   net.wake(to, "recvr")
 end
 
--- The other end closed (its FIN arrived).
+-- The other end closed, or shut down its sending side (its FIN arrived).
+-- After a close (not a shutdown) sends fail with "closed".
 local function fin(to)
   if to._st ~= "client" then return end
-  to._fin, to._peer_gone = true, true
+  to._fin = true
+  if to._peer and to._peer._st == "closed" then to._peer_gone = true end
   log("fin", where(to) .. " <- " .. label(to.paddr, to.pport), { addr = to.laddr, port = to.lport })
   both_wake(to)
 end

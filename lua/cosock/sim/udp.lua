@@ -140,7 +140,8 @@ end
 --- receive(size): one datagram (cut to size), or nil, "timeout" / "closed".
 function m:receive(size)
   local dg, err = receive(self, size, "receive")
-  return dg, err
+  if dg then return dg end
+  return nil, err
 end
 
 --- receivefrom(size): datagram, address, port; or nil, err.
