@@ -117,6 +117,20 @@ describe("cosock.sim", function()
       assert.same({ 3 * 3600 + 500, 3 * 3600 + 1000, 3 * 3600 + 1000, 3 * 3600 }, seen[3])
     end)
 
+    it("moves os.time() and os.date(fmt) with it; with a time of their own they are the real ones", function()
+      local real_time, real_date = os.time, os.date
+      sim.on({ epoch = 86400 * 365 })
+      assert.equal(86400 * 365, os.time())
+      run_task(function() socket.sleep(90.5) end)
+      assert.equal(86400 * 365 + 90, os.time())
+      assert.equal(real_date("!%H:%M:%S", 86400 * 365 + 90), os.date("!%H:%M:%S"))
+      assert.equal(real_time({ year = 2020, month = 1, day = 1 }), os.time({ year = 2020, month = 1, day = 1 }))
+      assert.equal("1971-01-01", os.date("!%Y-%m-%d", 86400 * 365))
+      sim.off()
+      assert.equal(real_time, os.time)
+      assert.equal(real_date, os.date)
+    end)
+
     it("times channel receives, select, timers and socket calls", function()
       sim.on()
       local got = {}

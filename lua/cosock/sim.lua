@@ -1,6 +1,6 @@
 --- cosock.sim: deterministic simulation (doc/simulation.md). Turned on before
 --- the program spawns anything, the same program runs on a virtual clock
---- (sleep, timeouts, cosock.timer, socket.gettime, the monotonic clock; when
+--- (sleep, timeouts, cosock.timer, socket.gettime, os.time, the monotonic clock; when
 --- no task is ready time jumps to the next deadline), over an in-memory
 --- network (cosock.socket.tcp/udp, TLS as a pass-through, simulated names),
 --- with a seeded order for tasks that become ready together, and keeps a
@@ -43,6 +43,19 @@ local function gettime()
   return st.epoch + (monotime() - st.t0)
 end
 
+-- os.time() and os.date(fmt) read the virtual clock too (drivers time their
+-- keep-alives with them); with a time or a table they are the real ones.
+local function os_time(t)
+  if t ~= nil then return saved.os_time(t) end
+  local now = gettime()
+  return now - now % 1
+end
+
+local function os_date(fmt, t)
+  if t == nil then t = os_time() end
+  return saved.os_date(fmt, t)
+end
+
 local function lookup(fname)
   return function(host)
     local addr, err = net.resolve(host, 3)
@@ -61,6 +74,7 @@ local function patch()
     tcp4 = socket.tcp4, tcp6 = socket.tcp6, udp4 = socket.udp4, udp6 = socket.udp6,
     gettime = socket.gettime, ls_gettime = luasocket.gettime,
     toip = dns.toip, tohostname = dns.tohostname, getaddrinfo = dns.getaddrinfo,
+    os_time = os.time, os_date = os.date,
   }
   tcp_mt.__call = guard(function() return tcp._new() end, "tcp_call")
   udp_mt.__call = guard(function() return udp._new() end, "udp_call")
@@ -70,6 +84,7 @@ local function patch()
   socket.udp6 = guard(udp._new, "udp6")
   socket.gettime = guard(gettime, "gettime")
   luasocket.gettime = guard(gettime, "ls_gettime")
+  os.time, os.date = guard(os_time, "os_time"), guard(os_date, "os_date")
   for _, f in ipairs({ "toip", "tohostname", "getaddrinfo" }) do dns[f] = guard(lookup(f), f) end
 end
 
@@ -80,6 +95,7 @@ restore = function()
   getmetatable(socket.tcp).__call, getmetatable(socket.udp).__call = s.tcp_call, s.udp_call
   socket.tcp4, socket.tcp6, socket.udp4, socket.udp6 = s.tcp4, s.tcp6, s.udp4, s.udp6
   socket.gettime, luasocket.gettime = s.gettime, s.ls_gettime
+  os.time, os.date = s.os_time, s.os_date
   dns.toip, dns.tohostname, dns.getaddrinfo = s.toip, s.tohostname, s.getaddrinfo
   net.stop()
 end
