@@ -388,6 +388,26 @@ describe("cosock.sim", function()
       assert.same({ "all of it" }, r)
     end)
 
+    it("takes a link of the pair first, then one with \"*\", then the defaults", function()
+      sim.on({ link = { latency = 1 } })
+      sim.link("*", "10.0.0.2", { latency = 2 })
+      sim.link("10.0.0.3", "10.0.0.1", { latency = 3 })
+      echo_server("10.0.0.2", 80)
+      echo_server("10.0.0.3", 80)
+      echo_server("10.0.0.4", 80)
+      local t = { run_task(function()
+        local out = {}
+        for i, addr in ipairs({ "10.0.0.2", "10.0.0.3", "10.0.0.4" }) do
+          local t0 = sim.now()
+          local c = assert(socket.connect(addr, 80))
+          out[i] = sim.now() - t0 -- a connect is a round trip
+          c:close()
+        end
+        return out
+      end) }
+      assert.same({ 4, 6, 2 }, t[1])
+    end)
+
     it("refuses a bind to an address and port in use", function()
       sim.on()
       local a = socket.tcp()

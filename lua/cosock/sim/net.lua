@@ -180,6 +180,7 @@ function N.link(a, b)
 end
 
 function N.set_link(a, b, l)
+  if a == "*" then a, b = b, a end -- ("*" second, where N.link looks for it)
   S.links[a .. "|" .. b] = l
 end
 
