@@ -408,6 +408,58 @@ describe("cosock.sim", function()
       assert.same({ 4, 6, 2 }, t[1])
     end)
 
+    it("has LuaSocket's small methods: getfd, dirty, getstats, getoption, getfamily", function()
+      sim.on()
+      echo_server("10.0.0.2", 80)
+      local r = { run_task(function()
+        local c = assert(socket.connect("10.0.0.2", 80))
+        c:send("x\n")
+        socket.sleep(1)
+        local dirty = c:dirty()
+        local line = c:receive()
+        local got, sent = c:getstats()
+        c:setoption("keepalive", true)
+        local out = { c:getfd(), dirty, c:dirty(), line, got, sent, c:getoption("keepalive"),
+          c:getoption("linger"), c.class, c:getfamily() }
+        c:close()
+        return out
+      end) }
+      assert.same({ -1, true, false, "echo x", 7, 2, true, false, "tcp{client}", "inet" }, r[1])
+    end)
+
+    it("resets the connections a closed listener had not accepted, and drops a connect beyond its backlog", function()
+      sim.on()
+      local srv = assert(socket.bind("10.0.0.2", 80, 1))
+      local r = { run_task(function()
+        local a = assert(socket.connect("10.0.0.2", 80))
+        local b = socket.tcp()
+        b:settimeout(5)
+        local rb = { b:connect("10.0.0.2", 80) } -- the backlog (1) is full
+        srv:close()
+        return { a:receive() }, rb
+      end) }
+      assert.same({ nil, "connection reset by peer", "" }, r[1])
+      assert.same({ nil, "timeout" }, r[2])
+    end)
+
+    it("sees data that arrived before select as ready at once", function()
+      sim.on()
+      echo_server("10.0.0.2", 80)
+      local r, dt = run_task(function()
+        local c = assert(socket.connect("10.0.0.2", 80))
+        c:send("now\n")
+        socket.sleep(1)
+        local t0 = sim.now()
+        local ready = socket.select({ c }, nil, 10)
+        local dt = sim.now() - t0
+        local line = ready[1]:receive()
+        c:close()
+        return line, dt
+      end)
+      assert.equal("echo now", r)
+      assert.equal(0, dt)
+    end)
+
     it("refuses a bind to an address and port in use", function()
       sim.on()
       local a = socket.tcp()
