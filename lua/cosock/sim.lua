@@ -56,15 +56,32 @@ local function os_date(fmt, t)
   return saved.os_date(fmt, t)
 end
 
+-- The first simulated name of address addr (in the order declared), or addr.
+local function name_of(addr)
+  local st = net.state()
+  for _, name in ipairs(st.names) do
+    if st.hosts[name] == addr then return name end
+  end
+  return addr
+end
+
+-- cosock.socket.dns's lookups, answered from sim.host.
 local function lookup(fname)
-  return function(host)
+  return function(host, serv)
     local addr, err = net.resolve(host, 3)
     if not addr then return nil, err end
-    if fname == "toip" then return addr, { name = host, alias = {}, ip = { addr } } end
-    if fname == "tohostname" then return host, { name = host, alias = {}, ip = { addr } } end
+    local name = net.is_numeric(host) and name_of(addr) or host
+    if fname == "toip" then return addr, { name = name, alias = {}, ip = { addr } } end
+    if fname == "tohostname" then return name, { name = name, alias = {}, ip = { addr } } end
+    if fname == "getnameinfo" then
+      if serv ~= nil then return { name_of(addr) }, tostring(serv) end
+      return { name_of(addr) }
+    end
     return { { family = "inet", addr = addr } }
   end
 end
+
+local LOOKUPS = { "toip", "tohostname", "getaddrinfo", "getnameinfo" }
 
 local function patch()
   local tcp, udp = require "cosock.sim.tcp", require "cosock.sim.udp"
@@ -74,7 +91,7 @@ local function patch()
     tcp4 = socket.tcp4, tcp6 = socket.tcp6, udp4 = socket.udp4, udp6 = socket.udp6,
     gettime = socket.gettime, ls_gettime = luasocket.gettime,
     toip = dns.toip, tohostname = dns.tohostname, getaddrinfo = dns.getaddrinfo,
-    os_time = os.time, os_date = os.date,
+    getnameinfo = dns.getnameinfo, os_time = os.time, os_date = os.date,
   }
   tcp_mt.__call = guard(function() return tcp._new() end, "tcp_call")
   udp_mt.__call = guard(function() return udp._new() end, "udp_call")
@@ -85,7 +102,7 @@ local function patch()
   socket.gettime = guard(gettime, "gettime")
   luasocket.gettime = guard(gettime, "ls_gettime")
   os.time, os.date = guard(os_time, "os_time"), guard(os_date, "os_date")
-  for _, f in ipairs({ "toip", "tohostname", "getaddrinfo" }) do dns[f] = guard(lookup(f), f) end
+  for _, f in ipairs(LOOKUPS) do dns[f] = guard(lookup(f), f) end
 end
 
 restore = function()
@@ -96,7 +113,7 @@ restore = function()
   socket.tcp4, socket.tcp6, socket.udp4, socket.udp6 = s.tcp4, s.tcp6, s.udp4, s.udp6
   socket.gettime, luasocket.gettime = s.gettime, s.ls_gettime
   os.time, os.date = s.os_time, s.os_date
-  dns.toip, dns.tohostname, dns.getaddrinfo = s.toip, s.tohostname, s.getaddrinfo
+  for _, f in ipairs(LOOKUPS) do dns[f] = s[f] end
   net.stop()
 end
 
@@ -174,6 +191,7 @@ function sim.host(name, address)
   if address ~= false and (type(address) ~= "string" or not net.is_numeric(address)) then
     error("bad argument #2 to 'host' (numeric address or false expected, got " .. tostring(address) .. ")", 2)
   end
+  if st.hosts[name] == nil then st.names[#st.names + 1] = name end
   st.hosts[name] = address
 end
 

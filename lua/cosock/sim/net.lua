@@ -50,7 +50,7 @@ function N.start(opts)
   S = {
     t0 = opts.clock, epoch = opts.epoch, address = opts.address,
     defaults = opts.link or setmetatable({}, { __index = LINK_DEFAULTS }),
-    hosts = { localhost = "127.0.0.1" }, links = {}, holes = {},
+    hosts = { localhost = "127.0.0.1" }, names = { "localhost" }, links = {}, holes = {},
     bound = {},          -- "addr:port" -> tcp socket bound or listening there
     udp = {}, udplist = {}, -- "addr:port" -> udp socket; every bound udp socket in bind order
     conns = {},          -- connected tcp endpoint pairs, oldest first
