@@ -285,6 +285,24 @@ describe("cosock.sim", function()
       assert.is_true(wakes > 10) -- the data came in pieces
     end)
 
+    it("returns a partial write's last index when the send buffer stays full past the timeout", function()
+      sim.on({ link = { latency = 10, sndbuf = 4 } })
+      echo_server("10.0.0.2", 80)
+      local r = { run_task(function()
+        local c = assert(socket.connect("10.0.0.2", 80))
+        c:settimeout(1)
+        local a = { c:send("0123456789") }
+        c:settimeout(nil)
+        local b = { c:send("0123456789\n", a[3] + 1) }
+        local line = c:receive()
+        c:close()
+        return a, b, line
+      end) }
+      assert.same({ nil, "timeout", 4 }, r[1])
+      assert.same({ 11 }, r[2])
+      assert.equal("echo 0123456789", r[3])
+    end)
+
     it("resets connections (sim.cut) and black-holes addresses", function()
       sim.on()
       echo_server("10.0.0.2", 80)
