@@ -153,14 +153,19 @@ int luaopen_cosock_core(lua_State *L) {
   cn_tasks_init(L, lp);
   if (cn_waiters_init(L, lp, b) != 0)
     return luaL_error(L, "cosock: cannot create the %s poller: %s", b->name, strerror(errno));
+  /* The features attach their hooks as they open, in the order the hooks
+   * are called (hooks.h): the handles', the names', accounting's before the
+   * watchdog's and the predicates' (a pass's time goes to the loop before
+   * predicates run), ... */
   cn_handle_open(L);                           /* uses the loop at -1 */
+  cn_sites_open(L, lp);
   cn_ls_init(lp);
   luaL_newlibtable(L, funcs);                  /* loop, module */
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_run_open(L, lp);
   cn_step_open(L);
-  cn_acct_open(L);
+  cn_acct_open(L, lp);
   cn_wd_open(L, lp);
   cn_park_open(L, lp);
   cn_waiters_open(L);
@@ -171,7 +176,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_preds_open(L, lp);
   cn_wakers_open(L);
   cn_sigwait_open(L);
-  cn_fid_open(L);
+  cn_fid_open(L, lp);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

@@ -379,6 +379,10 @@ static int new_weak_keys(lua_State *L) {
   return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
+static const cn_hook handle_hook = {
+  .name = "handle", .task_end = cn_handle_finish, .new_handle = cn_handle_push
+};
+
 void cn_handle_open(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"is_alive", h_is_alive}, {"cancel", h_cancel}, {"__tostring", h_tostring},
@@ -386,6 +390,7 @@ void cn_handle_open(lua_State *L) {
   };
   static const char *const waits[] = {"join", NULL};
   cn_loop *lp = lua_touserdata(L, -1);
+  cn_hook_add(L, lp, &handle_hook);
   /* One table is the metatable and the method table, as cosock's is. */
   lua_createtable(L, 0, 4);                    /* loop, mt */
   lua_pushvalue(L, -2);
