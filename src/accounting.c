@@ -38,7 +38,14 @@ static void acct_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
   }
 }
 
-static const cn_hook acct_hook = { .name = "accounting", .at = acct_at };
+/* reset(): the loop's busy time starts again from zero (run.c zeroes the
+ * passes and polls). */
+static void acct_reset(lua_State *L, cn_loop *lp) {
+  (void)L;
+  lp->acct.loop_ns = 0;
+}
+
+static const cn_hook acct_hook = { .name = "accounting", .at = acct_at, .reset = acct_reset };
 
 /* Seconds from nanoseconds. */
 static lua_Number secs(int64_t ns) { return (lua_Number)ns / 1e9; }
@@ -74,10 +81,6 @@ void cn_acct_open(lua_State *L, cn_loop *lp) {
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   lua_pushcclosure(L, l_set_accounting, 1);
   lua_setfield(L, -2, "set_accounting");
-}
-
-void cn_acct_reset(cn_loop *lp) {
-  lp->acct.loop_ns = 0;                        /* (run.c zeroes the passes and polls) */
 }
 
 /* What the owner has run up since the mark and no mark has added yet (when

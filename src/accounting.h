@@ -54,8 +54,6 @@ static inline void cn_acct_mark(cn_loop *lp, cn_task *to) {
 /* Adds set_accounting to the module table on top (the loop just below it)
  * and attaches the hook. */
 void cn_acct_open(lua_State *L, cn_loop *lp);
-/* For reset: the loop's totals start again from zero. */
-void cn_acct_reset(cn_loop *lp);
 /* Sets resumes and (while on) busy and allocated in the table on top for t. */
 void cn_acct_push_task(lua_State *L, cn_loop *lp, cn_task *t);
 /* Sets parked, passes, polls and (while on) busy in the stats table on top. */

@@ -15,6 +15,7 @@
 #include "current_task.h"
 #include "fidelity.h"
 #include "handle.h"
+#include "hooks.h"
 #include "lib/clock.h"
 #include "luasocket_tcp.h"
 #include "metadata.h"
@@ -68,17 +69,11 @@ static int l_reset(lua_State *L) {
   cn_refuse_busy(L, lp, "cosock.reset", "reset");
   lua_settop(L, 0);
   cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
-  lua_newtable(L);                             /* 5: the next timer anchor table */
   if (cn_waiters_reset(L, lp) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
-  cn_tobj_reset(L, lp, 5);                     /* cannot fail */
-  cn_dns_reset(L, lp);                         /* cannot fail */
-  cn_preds_reset(L, lp);                       /* cannot fail */
   cn_run_reset(L, lp);
-  cn_acct_reset(lp);
-  cn_wd_reset(L, lp);
-  cn_fid_reset(lp);
+  cn_hooks_reset(L, lp);                       /* the features (hooks.h); cannot fail */
   return 0;
 }
 
@@ -112,16 +107,11 @@ static int l_monotime(lua_State *L) {
 
 static int loop_gc(lua_State *L) {
   cn_loop *lp = luaL_checkudata(L, 1, LOOP_MT);
-  cn_dns_free(L, lp);                          /* first: it unwatches its fds, unqueues its timers */
+  cn_hooks_free(L, lp);                        /* first: the resolver unwatches its fds, unqueues its timers */
   cn_tasks_free(L, lp);
-  cn_tobj_free(L, lp);
-  cn_preds_free(L, lp);
   cn_waiters_free(L, lp);
   cn_park_free(L, lp);
   cn_run_free(L, lp);
-  cn_sites_free(L, lp);
-  cn_wd_free(L, lp);
-  cn_handle_free(L, lp);
   return 0;
 }
 

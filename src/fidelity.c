@@ -10,7 +10,7 @@
 
 /* set_close_wakes is the core's switch CN_AT_CLOSE_WAKES (hooks.h): park.c
  * and waiters.c read it there. */
-static const cn_hook fid_hook = { .name = "fidelity" };
+static const cn_hook fid_hook;
 
 /* Sets the switch at *flag from argument 1 (a boolean, else an error naming
  * fname); returns the previous setting. */
@@ -49,10 +49,14 @@ static int l_luasocket_timeouts(lua_State *L) {
   return 1;
 }
 
-void cn_fid_reset(cn_loop *lp) {
+/* reset(): every switch off. */
+static void fid_reset(lua_State *L, cn_loop *lp) {
+  (void)L;
   cn_hook_set(lp, &fid_hook, CN_AT(CN_AT_CLOSE_WAKES), 0);
   lp->fid.luasocket_timeouts = 0;
 }
+
+static const cn_hook fid_hook = { .name = "fidelity", .reset = fid_reset };
 
 void cn_fid_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg funcs[] = {

@@ -20,8 +20,6 @@ static inline int cn_close_wakes(const cn_loop *lp) { return cn_at_on(lp, CN_AT_
  * mode limits a whole call: lua/cosock/socket/wrap.lua asks). */
 static inline int cn_luasocket_timeouts(const cn_loop *lp) { return lp->fid.luasocket_timeouts; }
 
-/* Every switch off (reset). */
-void cn_fid_reset(cn_loop *lp);
 /* Adds set_close_wakes, close_wakes, set_luasocket_timeouts and
  * luasocket_timeouts to the module table on top (the loop just below it),
  * and attaches the hook (a switch only). */

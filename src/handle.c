@@ -379,8 +379,10 @@ static int new_weak_keys(lua_State *L) {
   return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
+static void handle_free(lua_State *L, cn_loop *lp);
 static const cn_hook handle_hook = {
-  .name = "handle", .task_end = cn_handle_finish, .new_handle = cn_handle_push
+  .name = "handle", .task_end = cn_handle_finish, .new_handle = cn_handle_push,
+  .free = handle_free
 };
 
 void cn_handle_open(lua_State *L) {
@@ -409,7 +411,7 @@ void cn_handle_open(lua_State *L) {
   lp->r_handle_waiters = new_weak_keys(L);
 }
 
-void cn_handle_free(lua_State *L, cn_loop *lp) {
+static void handle_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->r_handle_mt);
   cn_unref(L, &lp->r_handle_cos);
   cn_unref(L, &lp->r_handle_results);

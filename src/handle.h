@@ -15,7 +15,6 @@ void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
  * attaches the hook (hooks.h): a task's end (cn_handle_finish) and a handle
  * for a task whose own was dropped (cn_handle_push). */
 void cn_handle_open(lua_State *L);
-void cn_handle_free(lua_State *L, cn_loop *lp);
 int cn_handle_is_self(lua_State *L);          /* core.handle_is_self */
 
 /* The task whose handle is at index handle (nil when the program dropped

@@ -71,3 +71,15 @@ void cn_hooks_task_line(lua_State *L, cn_loop *lp, int name, int site, int line)
     }
   lua_pushliteral(L, "");
 }
+
+void cn_hooks_reset(lua_State *L, cn_loop *lp) {
+  int i;
+  for (i = 0; i < lp->hooks.n; i++)
+    if (lp->hooks.h[i]->reset) lp->hooks.h[i]->reset(L, lp);
+}
+
+void cn_hooks_free(lua_State *L, cn_loop *lp) {
+  int i;
+  for (i = 0; i < lp->hooks.n; i++)
+    if (lp->hooks.h[i]->free) lp->hooks.h[i]->free(L, lp);
+}

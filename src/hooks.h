@@ -78,6 +78,12 @@ typedef struct cn_hook {
    * after its traceback (site, line: where core.c noted it was spawned);
    * the first hook that has it says it. */
   void (*task_line)(lua_State *L, cn_loop *lp, int name, int site, int line);
+  /* reset(): the feature forgets what it holds, after the core forgot its
+   * tasks and fds. Cannot fail. */
+  void (*reset)(lua_State *L, cn_loop *lp);
+  /* The loop is collected: the feature lets go of what it holds, before the
+   * core frees its own parts. */
+  void (*free)(lua_State *L, cn_loop *lp);
 } cn_hook;
 
 /* Registers h (a static object) when the module opens (raises when
@@ -103,5 +109,7 @@ int cn_hooks_hold(const cn_loop *lp);
 void cn_hooks_task_end(lua_State *L, cn_loop *lp, int handle, int how, int first, int n);
 void cn_hooks_new_handle(lua_State *L, cn_loop *lp, int name, int co);
 void cn_hooks_task_line(lua_State *L, cn_loop *lp, int name, int site, int line);
+void cn_hooks_reset(lua_State *L, cn_loop *lp);
+void cn_hooks_free(lua_State *L, cn_loop *lp);
 
 #endif

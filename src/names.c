@@ -68,7 +68,7 @@ void cn_site_push(lua_State *L, cn_loop *lp, int site, int line) {
   lua_pop(L, 1);
 }
 
-void cn_sites_free(lua_State *L, cn_loop *lp) {
+static void sites_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->sites.r_files);
   lp->sites.last = NULL;
   lp->sites.n = 0;
@@ -87,6 +87,6 @@ static void task_line(lua_State *L, cn_loop *lp, int name, int site, int line) {
   lua_settop(L, top + 1);
 }
 
-static const cn_hook names_hook = { .name = "names", .task_line = task_line };
+static const cn_hook names_hook = { .name = "names", .task_line = task_line, .free = sites_free };
 
 void cn_sites_open(lua_State *L, cn_loop *lp) { cn_hook_add(L, lp, &names_hook); }

@@ -7,7 +7,8 @@
 #include "hooks.h"
 #include "loop.h"
 
-/* Attaches the hook (hooks.h): the line a task's error gains. */
+/* Attaches the hook (hooks.h): the line a task's error gains; the files
+ * are let go with the loop. */
 void cn_sites_open(lua_State *L, cn_loop *lp);
 
 /* The file and line of the call that spawned a task: the caller of the Lua
@@ -18,6 +19,5 @@ void cn_sites_open(lua_State *L, cn_loop *lp);
 int cn_site_here(lua_State *L, cn_loop *lp, int *line);
 /* Pushes "file:line" for a site, or nil when it is not known. */
 void cn_site_push(lua_State *L, cn_loop *lp, int site, int line);
-void cn_sites_free(lua_State *L, cn_loop *lp);
 
 #endif

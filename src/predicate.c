@@ -503,16 +503,27 @@ static void preds_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
   preds_pass(L, lp, cn_pass_ran(lp));
 }
 
-static const cn_hook preds_hook = {
-  .name = "predicate", .at = preds_at, .timeout = preds_timeout, .holds = preds_hold
-};
-
-void cn_preds_reset(lua_State *L, cn_loop *lp) {
+/* reset(): forgets every predicate wait and restores the default interval. */
+static void preds_reset(lua_State *L, cn_loop *lp) {
   forget_all(L, lp);
   lp->preds.interval = DEFAULT_INTERVAL;
   lp->preds.last = 0;
   lp->preds.evaluated = 0;
 }
+
+static void preds_free(lua_State *L, cn_loop *lp) {
+  cn_mem_free(&lp->mem, lp->preds.w, (size_t)lp->preds.cap * sizeof *lp->preds.w);
+  lp->preds.w = NULL;
+  lp->preds.n = lp->preds.cap = lp->preds.live = 0;
+  cn_unref(L, &lp->preds.r_ws);
+  cn_unref(L, &lp->preds.r_ev);
+  cn_unref(L, &lp->preds.r_mt);
+}
+
+static const cn_hook preds_hook = {
+  .name = "predicate", .at = preds_at, .timeout = preds_timeout, .holds = preds_hold,
+  .reset = preds_reset, .free = preds_free
+};
 
 void cn_preds_open(lua_State *L, cn_loop *lp) {
   static const char *const waits[] = {"pred_wait", NULL};
@@ -537,13 +548,4 @@ void cn_preds_open(lua_State *L, cn_loop *lp) {
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
   cn_lift_fields(L, -1, waits);
-}
-
-void cn_preds_free(lua_State *L, cn_loop *lp) {
-  cn_mem_free(&lp->mem, lp->preds.w, (size_t)lp->preds.cap * sizeof *lp->preds.w);
-  lp->preds.w = NULL;
-  lp->preds.n = lp->preds.cap = lp->preds.live = 0;
-  cn_unref(L, &lp->preds.r_ws);
-  cn_unref(L, &lp->preds.r_ev);
-  cn_unref(L, &lp->preds.r_mt);
 }

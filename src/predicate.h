@@ -14,9 +14,5 @@
  * below it), makes the registry slots of the predicate waits and attaches
  * the hook. */
 void cn_preds_open(lua_State *L, cn_loop *lp);
-/* reset(): forgets every predicate wait and restores the default interval.
- * Cannot fail. */
-void cn_preds_reset(lua_State *L, cn_loop *lp);
-void cn_preds_free(lua_State *L, cn_loop *lp);
 
 #endif

@@ -618,8 +618,6 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
   }
 }
 
-static const cn_hook dns_hook = { .name = "resolver", .at = deliver };
-
 /* Pushes the object of a new lookup for op on channel c, counted as in
  * flight (may raise: nothing is started yet). */
 static cn_dnslook *new_lookup(lua_State *L, cn_loop *lp, dns_chan *c, int op) {
@@ -1002,7 +1000,9 @@ static void destroy_all(cn_loop *lp) {
   while (lp->dns.done != NULL) done_unlink(lp, lp->dns.done);
 }
 
-void cn_dns_reset(lua_State *L, cn_loop *lp) {
+/* reset(): every lookup in flight ends and its answer is dropped; the
+ * servers and options set stay. */
+static void dns_reset(lua_State *L, cn_loop *lp) {
   struct cn_resolver *r = lp->dns.r;
   if (r == NULL) return;
   destroy_all(lp);
@@ -1024,7 +1024,7 @@ void cn_dns_reset(lua_State *L, cn_loop *lp) {
   lua_pop(L, 1);
 }
 
-void cn_dns_free(lua_State *L, cn_loop *lp) {
+static void dns_free(lua_State *L, cn_loop *lp) {
   struct cn_resolver *r = lp->dns.r;
   cn_unref(L, &lp->dns.r_mt);
   if (r == NULL) return;
@@ -1037,6 +1037,10 @@ void cn_dns_free(lua_State *L, cn_loop *lp) {
   lp->dns.r = NULL;
   ares_library_cleanup();
 }
+
+static const cn_hook dns_hook = {
+  .name = "resolver", .at = deliver, .reset = dns_reset, .free = dns_free
+};
 
 void cn_dns_open(lua_State *L, cn_loop *lp) {
   static const char *const waits[] = {"dns_getaddrinfo", "dns_gethost", "dns_nameinfo", NULL};
@@ -1075,7 +1079,5 @@ void cn_dns_open(lua_State *L, cn_loop *lp) {
   lua_setfield(L, -2, "dns");
 }
 
-void cn_dns_reset(lua_State *L, cn_loop *lp) { (void)L; (void)lp; }
-void cn_dns_free(lua_State *L, cn_loop *lp) { (void)L; (void)lp; }
 
 #endif

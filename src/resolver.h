@@ -11,12 +11,8 @@
 /* Adds the dns_* functions and the field dns ("c-ares" or "luasocket") to
  * the module table on top (the loop just below it). With c-ares, attaches
  * the hook (hooks.h) that tells the tasks of the lookups that ended
- * (CN_AT_DELIVER, on while some did). */
+ * (CN_AT_DELIVER, on while some did), ends them all at reset and frees the
+ * resolver with the loop. */
 void cn_dns_open(lua_State *L, cn_loop *lp);
-/* reset(): every lookup in flight ends and its answer is dropped; the
- * servers and options set stay. Cannot fail. Call after cn_waiters_reset
- * and cn_tasks_reset. */
-void cn_dns_reset(lua_State *L, cn_loop *lp);
-void cn_dns_free(lua_State *L, cn_loop *lp);
 
 #endif

@@ -187,7 +187,11 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
  * loop must not stall. */
 static int holds(const cn_loop *lp) { return lp->timers.nwaited > 0; }
 
-static const cn_hook tobj_hook = { .name = "timer_object", .at = deliver, .holds = holds };
+static void tobj_reset(lua_State *L, cn_loop *lp);
+static void tobj_free(lua_State *L, cn_loop *lp);
+static const cn_hook tobj_hook = {
+  .name = "timer_object", .at = deliver, .holds = holds, .reset = tobj_reset, .free = tobj_free
+};
 
 /* ---- methods ------------------------------------------------------------- */
 
@@ -417,8 +421,9 @@ void cn_tobj_open(lua_State *L, cn_loop *lp) {
   luaL_setfuncs(L, funcs, 1);
 }
 
-void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl) {
-  tbl = lua_absindex(L, tbl);
+/* reset(): every timer made so far is dead (acts as cancelled) and loses
+ * its waker; the anchor table is emptied (no allocation: fields to nil). */
+static void tobj_reset(lua_State *L, cn_loop *lp) {
   /* Every timer with a waker is in the anchor table: take the wakers off. */
   cn_push_ref(L, lp->timers.r_anchor);
   lua_pushnil(L);
@@ -430,16 +435,17 @@ void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl) {
       cn_setuservalue(L, -2);
     }
     lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, -4);                         /* (clearing a field during next is allowed) */
   }
   lua_pop(L, 1);
   while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
   lp->timers.gen++;
   lp->timers.nwaited = 0;
-  lua_pushvalue(L, tbl);
-  lua_rawseti(L, LUA_REGISTRYINDEX, lp->timers.r_anchor); /* an existing slot: no allocation */
 }
 
-void cn_tobj_free(lua_State *L, cn_loop *lp) {
+static void tobj_free(lua_State *L, cn_loop *lp) {
   while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
   cn_unref(L, &lp->timers.r_anchor);
   cn_unref(L, &lp->timers.r_mt);

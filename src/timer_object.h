@@ -1,8 +1,9 @@
 /* timer_object: the timer objects of cosock.timer (create_oneshot,
  * create_interval), which ride the loop's timer heap (timer_object.c owns
  * loop->timers). Its hook (hooks.h) delivers the timers that came due
- * (CN_AT_TIMERS, on while some wait to be delivered) and holds the loop
- * from stalling while a pending timer has a waker. */
+ * (CN_AT_TIMERS, on while some wait to be delivered), holds the loop
+ * from stalling while a pending timer has a waker, and at reset makes every
+ * timer made so far dead. */
 #ifndef COSOCK_TIMER_OBJECT_H
 #define COSOCK_TIMER_OBJECT_H
 
@@ -15,10 +16,5 @@
  * grid_next to the module table on top (the loop just below it), makes
  * this loop's timer metatable and attaches the hook. */
 void cn_tobj_open(lua_State *L, cn_loop *lp);
-/* reset(): every timer made so far is dead (acts as cancelled) and loses its
- * waker; the table at index tbl (new, empty) becomes the anchor table.
- * Cannot fail. Call after cn_tasks_reset. */
-void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl);
-void cn_tobj_free(lua_State *L, cn_loop *lp);
 
 #endif

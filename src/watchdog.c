@@ -64,7 +64,6 @@ static void wd_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
   if (lp->wd.limit_ns == 0) cn_hook_set(lp, &watch_hook, CN_AT(CN_AT_RESUMED), 0);
 }
 
-static const cn_hook watch_hook = { .name = "watchdog", .at = wd_at };
 
 /* The points the hook has on for the watchdog now. */
 static void wd_points(cn_loop *lp) {
@@ -271,7 +270,8 @@ static int l_set_watchdog(lua_State *L) {
   return 0;
 }
 
-void cn_wd_reset(lua_State *L, cn_loop *lp) {
+/* reset(): no watchdog. */
+static void wd_reset(lua_State *L, cn_loop *lp) {
   lp->wd.limit_ns = 0;
   wd_points(lp);
   hold_jit(L, lp, 0);
@@ -290,6 +290,15 @@ static int l_watchdog_library(lua_State *L) {
   return 0;
 }
 
+static void wd_free(lua_State *L, cn_loop *lp) {
+  cn_unref(L, &lp->wd.r_reporter);
+  cn_unref(L, &lp->wd.r_lib);
+}
+
+static const cn_hook watch_hook = {
+  .name = "watchdog", .at = wd_at, .reset = wd_reset, .free = wd_free
+};
+
 void cn_wd_open(lua_State *L, cn_loop *lp) {
   cn_hook_add(L, lp, &watch_hook);
   lua_pushboolean(L, 0);                       /* a registry slot (a nil would not take one) */
@@ -302,9 +311,4 @@ void cn_wd_open(lua_State *L, cn_loop *lp) {
   lua_pushvalue(L, -2);
   lua_pushcclosure(L, l_watchdog_library, 1);
   lua_setfield(L, -2, "watchdog_library");
-}
-
-void cn_wd_free(lua_State *L, cn_loop *lp) {
-  cn_unref(L, &lp->wd.r_reporter);
-  cn_unref(L, &lp->wd.r_lib);
 }

@@ -34,8 +34,5 @@ static inline void cn_wd_unwatch(cn_loop *lp) {
 /* Adds set_watchdog to the module table on top (the loop just below it) and
  * attaches the hook. */
 void cn_wd_open(lua_State *L, cn_loop *lp);
-/* For reset: no watchdog. Cannot fail. */
-void cn_wd_reset(lua_State *L, cn_loop *lp);
-void cn_wd_free(lua_State *L, cn_loop *lp);
 
 #endif
