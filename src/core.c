@@ -1,7 +1,9 @@
-/* core: the Lua module cosock.core. Creates the one loop of this Lua state,
- * exports spawn, reset, stats and monotime, and has each concern add its own
- * functions (run.c, park.c, waiters.c, wrapper.c, channel.c). Every function
- * gets the loop (a full userdata) as upvalue 1. */
+/* core: the Lua module cosock.core, and the one file that names every layer
+ * (doc/architecture.md). Creates the one loop of this Lua state, exports
+ * spawn, reset, stats and monotime, and has the core (src/loop/) and each
+ * feature (src/features/) add their own functions; a feature's open also
+ * attaches its hook (hooks.h). Every function gets the loop (a full
+ * userdata) as upvalue 1. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,29 +12,9 @@
 
 #include <lauxlib.h>
 
-#include "accounting.h"
-#include "channel.h"
-#include "current_task.h"
-#include "fidelity.h"
-#include "handle.h"
-#include "hooks.h"
+#include "features.h"
 #include "lib/clock.h"
-#include "luasocket_tcp.h"
-#include "metadata.h"
-#include "park.h"
-#include "resolver.h"
-#include "predicate.h"
-#include "run.h"
-#include "ossignal.h"
-#include "sigwait.h"
-#include "names.h"
-#include "step.h"
-#include "task.h"
-#include "timer_object.h"
-#include "waiters.h"
-#include "watchdog.h"
-#include "wakers.h"
-#include "wrapper.h"
+#include "loop_core.h"
 
 #define LOOP_MT "cosock.loop"
 
