@@ -74,7 +74,7 @@ build = {
       sources = {
         "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/grid.c", "src/lib/poller.c",
         "src/lib/poller_select.c",
-        "src/compat53.c", "src/kcompat.c", "src/core.c", "src/mem.c", "src/run.c", "src/names.c", "src/task.c", "src/park.c", "src/waiters.c",
+        "src/compat53.c", "src/kcompat.c", "src/core.c", "src/mem.c", "src/run.c", "src/hooks.c", "src/names.c", "src/task.c", "src/park.c", "src/waiters.c",
         "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
         "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
@@ -94,7 +94,7 @@ build = {
           sources = {
             "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/grid.c", "src/lib/poller.c",
             "src/lib/poller_select.c",
-            "src/compat53.c", "src/kcompat.c", "src/core.c", "src/mem.c", "src/run.c", "src/names.c", "src/task.c", "src/park.c", "src/waiters.c",
+            "src/compat53.c", "src/kcompat.c", "src/core.c", "src/mem.c", "src/run.c", "src/hooks.c", "src/names.c", "src/task.c", "src/park.c", "src/waiters.c",
             "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
             "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",

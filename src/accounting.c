@@ -8,6 +8,45 @@
 #include "accounting.h"
 #include "run.h"
 
+/* The points the hook has on while accounting is. */
+#define POINTS (CN_AT(CN_AT_RUN_BEGIN) | CN_AT(CN_AT_TURN) | CN_AT(CN_AT_DROPPED) | \
+                CN_AT(CN_AT_ENDED) | CN_AT(CN_AT_RESUMES_DONE) | CN_AT(CN_AT_POLL) | \
+                CN_AT(CN_AT_POLLED) | CN_AT(CN_AT_RUN_END))
+
+/* The marks (called only while on). */
+static void acct_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
+  (void)L;
+  switch (point) {
+  case CN_AT_RUN_BEGIN:                        /* run() starts: the loop owns what follows */
+    lp->acct.owner = NULL;
+    /* fall through */
+  case CN_AT_POLLED:                           /* the time in the poller (its wait and the */
+    lp->acct.mark_ns = cn_acct_now();          /* wakes it hands out) is nobody's */
+    lp->acct.mark_bytes = lp->acct.alloc->bytes;
+    break;
+  case CN_AT_TURN:                             /* a task's turn begins */
+    cn_acct_mark(lp, t);
+    break;
+  case CN_AT_DROPPED:                          /* gone unresumed: what followed its mark */
+    lp->acct.owner = NULL;                     /* goes to the loop */
+    break;
+  case CN_AT_RESUMES_DONE:                     /* the last task's turn ends here */
+    if (lp->acct.owner) cn_acct_mark(lp, NULL);
+    break;
+  default:                                     /* ENDED, POLL, RUN_END: the loop's from here */
+    cn_acct_mark(lp, NULL);
+  }
+}
+
+/* reset(): the loop's busy time starts again from zero (run.c zeroes the
+ * passes and polls). */
+static void acct_reset(lua_State *L, cn_loop *lp) {
+  (void)L;
+  lp->acct.loop_ns = 0;
+}
+
+static const cn_hook acct_hook = { .name = "accounting", .at = acct_at, .reset = acct_reset };
+
 /* Seconds from nanoseconds. */
 static lua_Number secs(int64_t ns) { return (lua_Number)ns / 1e9; }
 
@@ -32,19 +71,16 @@ static int l_set_accounting(lua_State *L) {
   /* Turned off: what the owner ran up since the mark is still its own. */
   if (!lua_toboolean(L, 1) && was && cn_running(lp)) cn_acct_mark(lp, lp->acct.owner);
   lp->acct.on = lua_toboolean(L, 1);
+  cn_hook_set(lp, &acct_hook, POINTS, lp->acct.on);
   lua_pushboolean(L, was);
   return 1;
 }
 
-void cn_acct_open(lua_State *L) {
+void cn_acct_open(lua_State *L, cn_loop *lp) {
+  cn_hook_add(L, lp, &acct_hook);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   lua_pushcclosure(L, l_set_accounting, 1);
   lua_setfield(L, -2, "set_accounting");
-}
-
-void cn_acct_reset(cn_loop *lp) {
-  lp->acct.loop_ns = 0;
-  lp->acct.passes = lp->acct.polls = 0;
 }
 
 /* What the owner has run up since the mark and no mark has added yet (when
@@ -73,9 +109,9 @@ void cn_acct_push_stats(lua_State *L, cn_loop *lp) {
   int parked = cn_tasks_live(lp) - cn_tasks_runnable(lp) - (cn_current_slot(lp) >= 0);
   lua_pushinteger(L, parked > 0 ? parked : 0);
   lua_setfield(L, -2, "parked");
-  lua_pushinteger(L, (lua_Integer)lp->acct.passes);
+  lua_pushinteger(L, (lua_Integer)lp->run.passes);
   lua_setfield(L, -2, "passes");
-  lua_pushinteger(L, (lua_Integer)lp->acct.polls);
+  lua_pushinteger(L, (lua_Integer)lp->run.polls);
   lua_setfield(L, -2, "polls");
   if (lp->acct.on) {
     lua_pushnumber(L, secs(lp->acct.loop_ns + (lp->acct.owner == NULL ? pending_ns(lp) : 0)));

@@ -1,6 +1,10 @@
 /* compat: every difference between the Lua C APIs this module builds against
  * (5.1, 5.2, 5.3, 5.4 and LuaJIT 2.1), in one place, so the other files call
  * one name whatever the version. Each helper states what it does on each.
+ * This header is the Lua-version layer's (src/compat/: it, compat53.c, the
+ * lua-compat-5.3 build for 5.1, 5.2 and LuaJIT, and kcompat.c, continuations
+ * where the C API has none); what belongs there includes nothing of
+ * src/loop/ or src/features/ (scripts/check-layers.sh).
  *
  * Lua 5.4 changed, for what this module uses:
  *  - lua_resume takes a fourth argument and reports the number of values the

@@ -1,7 +1,9 @@
-/* core: the Lua module cosock.core. Creates the one loop of this Lua state,
- * exports spawn, reset, stats and monotime, and has each concern add its own
- * functions (run.c, park.c, waiters.c, wrapper.c, channel.c). Every function
- * gets the loop (a full userdata) as upvalue 1. */
+/* core: the Lua module cosock.core, and the one file that names every layer
+ * (doc/architecture.md). Creates the one loop of this Lua state, exports
+ * spawn, reset, stats and monotime, and has the core (src/loop/) and each
+ * feature (src/features/) add their own functions; a feature's open also
+ * attaches its hook (hooks.h). Every function gets the loop (a full
+ * userdata) as upvalue 1. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,29 +12,9 @@
 
 #include <lauxlib.h>
 
-#include "accounting.h"
-#include "channel.h"
-#include "current_task.h"
-#include "fidelity.h"
-#include "handle.h"
+#include "features.h"
 #include "lib/clock.h"
-#include "luasocket_tcp.h"
-#include "metadata.h"
-#include "park.h"
-#include "resolver.h"
-#include "predicate.h"
-#include "run.h"
-#include "ossignal.h"
-#include "sigwait.h"
-#include "sim.h"
-#include "names.h"
-#include "step.h"
-#include "task.h"
-#include "timer_object.h"
-#include "waiters.h"
-#include "watchdog.h"
-#include "wakers.h"
-#include "wrapper.h"
+#include "loop_core.h"
 
 #define LOOP_MT "cosock.loop"
 
@@ -69,18 +51,11 @@ static int l_reset(lua_State *L) {
   cn_refuse_busy(L, lp, "cosock.reset", "reset");
   lua_settop(L, 0);
   cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
-  lua_newtable(L);                             /* 5: the next timer anchor table */
   if (cn_waiters_reset(L, lp) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
-  cn_tobj_reset(L, lp, 5);                     /* cannot fail */
-  cn_dns_reset(L, lp);                         /* cannot fail */
-  cn_preds_reset(L, lp);                       /* cannot fail */
   cn_run_reset(L, lp);
-  cn_acct_reset(lp);
-  cn_wd_reset(L, lp);
-  cn_fid_reset(lp);
-  cn_sim_reset(L, lp);
+  cn_hooks_reset(L, lp);                       /* the features (hooks.h); cannot fail */
   return 0;
 }
 
@@ -114,17 +89,11 @@ static int l_monotime(lua_State *L) {
 
 static int loop_gc(lua_State *L) {
   cn_loop *lp = luaL_checkudata(L, 1, LOOP_MT);
-  cn_dns_free(L, lp);                          /* first: it unwatches its fds, unqueues its timers */
+  cn_hooks_free(L, lp);                        /* first: the resolver unwatches its fds, unqueues its timers */
   cn_tasks_free(L, lp);
-  cn_tobj_free(L, lp);
-  cn_preds_free(L, lp);
   cn_waiters_free(L, lp);
   cn_park_free(L, lp);
   cn_run_free(L, lp);
-  cn_sites_free(L, lp);
-  cn_wd_free(L, lp);
-  cn_handle_free(L, lp);
-  cn_sim_reset(L, lp);                         /* (the virtual clock is per thread) */
   return 0;
 }
 
@@ -156,14 +125,19 @@ int luaopen_cosock_core(lua_State *L) {
   cn_tasks_init(L, lp);
   if (cn_waiters_init(L, lp, b) != 0)
     return luaL_error(L, "cosock: cannot create the %s poller: %s", b->name, strerror(errno));
+  /* The features attach their hooks as they open, in the order the hooks
+   * are called (hooks.h): the handles', the names', accounting's before the
+   * watchdog's and the predicates' (a pass's time goes to the loop before
+   * predicates run), ... */
   cn_handle_open(L);                           /* uses the loop at -1 */
+  cn_sites_open(L, lp);
   cn_ls_init(lp);
   luaL_newlibtable(L, funcs);                  /* loop, module */
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_run_open(L, lp);
   cn_step_open(L);
-  cn_acct_open(L);
+  cn_acct_open(L, lp);
   cn_wd_open(L, lp);
   cn_park_open(L, lp);
   cn_waiters_open(L);
@@ -174,8 +148,8 @@ int luaopen_cosock_core(lua_State *L) {
   cn_preds_open(L, lp);
   cn_wakers_open(L);
   cn_sigwait_open(L);
-  cn_fid_open(L);
-  cn_sim_open(L);
+  cn_fid_open(L, lp);
+  cn_sim_open(L, lp);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

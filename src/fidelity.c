@@ -8,6 +8,10 @@
 
 #include "fidelity.h"
 
+/* set_close_wakes is the core's switch CN_AT_CLOSE_WAKES (hooks.h): park.c
+ * and waiters.c read it there. */
+static const cn_hook fid_hook;
+
 /* Sets the switch at *flag from argument 1 (a boolean, else an error naming
  * fname); returns the previous setting. */
 static int set_switch(lua_State *L, unsigned char *flag, const char *fname) {
@@ -22,7 +26,11 @@ static int set_switch(lua_State *L, unsigned char *flag, const char *fname) {
 
 /* set_close_wakes(on) -> the previous setting. */
 static int l_set_close_wakes(lua_State *L) {
-  return set_switch(L, &cn_loop_get(L)->fid.close_wakes, "set_close_wakes");
+  cn_loop *lp = cn_loop_get(L);
+  unsigned char on = (unsigned char)cn_close_wakes(lp);
+  set_switch(L, &on, "set_close_wakes");
+  cn_hook_set(lp, &fid_hook, CN_AT(CN_AT_CLOSE_WAKES), on);
+  return 1;
 }
 
 /* set_luasocket_timeouts(on) -> the previous setting. */
@@ -41,17 +49,22 @@ static int l_luasocket_timeouts(lua_State *L) {
   return 1;
 }
 
-void cn_fid_reset(cn_loop *lp) {
-  lp->fid.close_wakes = 0;
+/* reset(): every switch off. */
+static void fid_reset(lua_State *L, cn_loop *lp) {
+  (void)L;
+  cn_hook_set(lp, &fid_hook, CN_AT(CN_AT_CLOSE_WAKES), 0);
   lp->fid.luasocket_timeouts = 0;
 }
 
-void cn_fid_open(lua_State *L) {
+static const cn_hook fid_hook = { .name = "fidelity", .reset = fid_reset };
+
+void cn_fid_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg funcs[] = {
     {"set_close_wakes", l_set_close_wakes}, {"close_wakes", l_close_wakes},
     {"set_luasocket_timeouts", l_set_luasocket_timeouts},
     {"luasocket_timeouts", l_luasocket_timeouts}, {NULL, NULL}
   };
+  cn_hook_add(L, lp, &fid_hook);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
 }

@@ -379,6 +379,12 @@ static int new_weak_keys(lua_State *L) {
   return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
+static void handle_free(lua_State *L, cn_loop *lp);
+static const cn_hook handle_hook = {
+  .name = "handle", .task_end = cn_handle_finish, .new_handle = cn_handle_push,
+  .free = handle_free
+};
+
 void cn_handle_open(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"is_alive", h_is_alive}, {"cancel", h_cancel}, {"__tostring", h_tostring},
@@ -386,6 +392,7 @@ void cn_handle_open(lua_State *L) {
   };
   static const char *const waits[] = {"join", NULL};
   cn_loop *lp = lua_touserdata(L, -1);
+  cn_hook_add(L, lp, &handle_hook);
   /* One table is the metatable and the method table, as cosock's is. */
   lua_createtable(L, 0, 4);                    /* loop, mt */
   lua_pushvalue(L, -2);
@@ -404,7 +411,7 @@ void cn_handle_open(lua_State *L) {
   lp->r_handle_waiters = new_weak_keys(L);
 }
 
-void cn_handle_free(lua_State *L, cn_loop *lp) {
+static void handle_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->r_handle_mt);
   cn_unref(L, &lp->r_handle_cos);
   cn_unref(L, &lp->r_handle_results);

@@ -4,18 +4,19 @@
 
 #include "compat.h"
 
+#include "hooks.h"
 #include "loop.h"
+
 
 /* Pushes a new handle for the task of the coroutine at index co, named by
  * the value at index name (may raise: nothing is taken yet). */
 void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
-/* Makes the loop's handle metatable (the loop on top of the stack). */
+/* Makes the loop's handle metatable (the loop on top of the stack) and
+ * attaches the hook (hooks.h): a task's end (cn_handle_finish) and a handle
+ * for a task whose own was dropped (cn_handle_push). */
 void cn_handle_open(lua_State *L);
-void cn_handle_free(lua_State *L, cn_loop *lp);
 int cn_handle_is_self(lua_State *L);          /* core.handle_is_self */
 
-/* How a task ended, for join. */
-enum { CN_ENDED_RETURNED = 1, CN_ENDED_RAISED, CN_ENDED_CANCELLED };
 /* The task whose handle is at index handle (nil when the program dropped
  * it: then nothing happens) ended: keeps how, with the n values from index
  * first (its results, or its error), for join, and wakes what waits on the

@@ -36,6 +36,7 @@ struct cn_resolver;
 struct cn_dnslook;
 struct cn_pwait;
 struct cn_sim;
+struct cn_hook;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -59,6 +60,7 @@ struct cn_loop;
 typedef void (*cn_fd_watcher)(lua_State *L, struct cn_loop *lp, int fd, int events);
 
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
+#define CN_MAX_HOOKS 16 /* features attached to the core's fixed points (hooks.h) */
 
 typedef struct cn_loop {
   cn_mem mem;                 /* the Lua state's allocator, for the C arrays (mem.c) */
@@ -92,7 +94,17 @@ typedef struct cn_loop {
     int r_poke;               /* registry: a Lua function that does nothing (see let_hooks_run) */
     const char *busy;         /* C code outside run calling Lua on loop state it holds, or NULL */
     int busy_slot;            /* ... for the task in this slot */
+    int ran;                  /* this pass resumed tasks (cn_pass_ran) */
+    uint64_t passes, polls;   /* since load or reset (stats) */
   } run;
+
+  /* hooks.c: the features attached to the core's fixed points (hooks.h). */
+  struct {
+    unsigned mask;            /* points some hook has on: the core tests one bit */
+    int n;
+    const struct cn_hook *h[CN_MAX_HOOKS]; /* in registration order */
+    unsigned on[CN_MAX_HOOKS];             /* the points each has on */
+  } hooks;
 
   /* names.c: the files tasks were spawned from (made at the first spawn). */
   struct {
@@ -102,8 +114,8 @@ typedef struct cn_loop {
     int last_site;            /* ... and its number */
   } sites;
 
-  /* accounting.c: the loop's totals, and whom the time and the bytes since
-   * the last mark belong to. run.c marks through accounting.h. */
+  /* accounting.c: whom the time and the bytes since the last mark belong
+   * to, marked at the core's fixed points (hooks.h). */
   struct {
     struct cn_alloc_count *alloc; /* the state's counting allocator (alloc_count.c), once on */
     int on;                   /* set_accounting(true): each mark reads the clock */
@@ -111,7 +123,6 @@ typedef struct cn_loop {
     int64_t mark_ns;          /* the clock at the mark (while on) */
     uint64_t mark_bytes;      /* alloc->bytes at the mark */
     int64_t loop_ns;          /* run's own time, outside tasks and polls (while on) */
-    uint64_t passes, polls;
   } acct;
 
   /* watchdog.c: cosock.set_watchdog, and the task it watches now. */
@@ -170,8 +181,8 @@ typedef struct cn_loop {
   /* fidelity.c: the switches that turn on departures from cosock 0.2.0 a
    * program can observe (README, "Differences"): off when loaded and after
    * reset. */
-  struct {
-    unsigned char close_wakes;        /* set_close_wakes(true) */
+  struct {                            /* (set_close_wakes(true): the core's switch
+                                         CN_AT_CLOSE_WAKES, hooks.h) */
     unsigned char luasocket_timeouts; /* set_luasocket_timeouts(true) */
   } fid;
 

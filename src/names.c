@@ -1,7 +1,8 @@
-/* names: how errors name tasks and objects.
+/* names: where each task was spawned, and the line naming it that a task's
+ * error gains.
  *
  * Where each task was spawned (file:line of the cosock.spawn call), so that
- * a task's error can say it (run.c).
+ * a task's error can say it (the task_line hook: run.c calls it).
  * Noted at every spawn, so it must cost little: the caller's debug info
  * (lua_getinfo "Sl": a copy of the short file name and the line), and a
  * number for the file instead of a string per task. The file names are kept
@@ -67,23 +68,25 @@ void cn_site_push(lua_State *L, cn_loop *lp, int site, int line) {
   lua_pop(L, 1);
 }
 
-void cn_sites_free(lua_State *L, cn_loop *lp) {
+static void sites_free(lua_State *L, cn_loop *lp) {
   cn_unref(L, &lp->sites.r_files);
   lp->sites.last = NULL;
   lp->sites.n = 0;
 }
 
-void cn_push_object_name(lua_State *L, int idx) {
-  idx = lua_absindex(L, idx);
-  luaL_checkstack(L, 3, NULL);
-  lua_pushfstring(L, "%s: %p", luaL_typename(L, idx), lua_topointer(L, idx));
-  if (lua_istable(L, idx)) {
-    lua_pushliteral(L, "class");
-    lua_rawget(L, idx);
-    if (lua_type(L, -1) == LUA_TSTRING) {
-      lua_pushfstring(L, "%s %s", lua_tostring(L, -1), lua_tostring(L, -2));
-      lua_replace(L, -3);
-    }
-    lua_pop(L, 1);
-  }
+/* Pushes the line a task's error gains after its traceback (cosock's text
+ * above it is unchanged): "\n\t(in task 'name', spawned at file:line)". */
+static void task_line(lua_State *L, cn_loop *lp, int name, int site, int line) {
+  int top = lua_gettop(L);
+  if (lua_isnil(L, name)) lua_pushliteral(L, "an unnamed task");
+  else lua_pushfstring(L, "task '%s'", luaL_tolstring(L, name, NULL));
+  cn_site_push(L, lp, site, line);
+  if (lua_isnil(L, -1)) lua_pushfstring(L, "\n\t(in %s)", lua_tostring(L, -2));
+  else lua_pushfstring(L, "\n\t(in %s, spawned at %s)", lua_tostring(L, -2), lua_tostring(L, -1));
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
 }
+
+static const cn_hook names_hook = { .name = "names", .task_line = task_line, .free = sites_free };
+
+void cn_sites_open(lua_State *L, cn_loop *lp) { cn_hook_add(L, lp, &names_hook); }

@@ -1,9 +1,15 @@
-/* names: how errors name tasks and objects: where each task was spawned,
- * and what an object is. */
+/* names: where each task was spawned, and the line a task's error gains
+ * to name it (a hook's task_line, hooks.h). The core names tasks and
+ * objects itself (cn_push_label, cn_push_object_name: task.h). */
 #ifndef CN_NAMES_H
 #define CN_NAMES_H
 
+#include "hooks.h"
 #include "loop.h"
+
+/* Attaches the hook (hooks.h): the line a task's error gains; the files
+ * are let go with the loop. */
+void cn_sites_open(lua_State *L, cn_loop *lp);
 
 /* The file and line of the call that spawned a task: the caller of the Lua
  * function that called core.spawn (cosock.spawn, or a library function such
@@ -13,10 +19,5 @@
 int cn_site_here(lua_State *L, cn_loop *lp, int *line);
 /* Pushes "file:line" for a site, or nil when it is not known. */
 void cn_site_push(lua_State *L, cn_loop *lp, int site, int line);
-void cn_sites_free(lua_State *L, cn_loop *lp);
-/* Pushes a short description of the object at idx for an error: its
- * tostring (no metamethods run), after its class when it is a socket wrapper
- * ("tcp{client} table: 0x..."). */
-void cn_push_object_name(lua_State *L, int idx);
 
 #endif

@@ -11,7 +11,7 @@
 
 #include <lauxlib.h>
 
-#include "fidelity.h"
+#include "hooks.h"
 #include "lib/clock.h"
 #include "mem.h"
 #include "park.h"
@@ -292,7 +292,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                    native ? CN_FD_NATIVE : 0);
     t->waits[i].fd = (int)fdn;
     if (native) cn_fd_cache(L, obj, (int)fdn);
-  } else if (native && cn_close_wakes(lp)) {
+  } else if (native && cn_at_on(lp, CN_AT_CLOSE_WAKES)) {
     cn_deliver(L, lp, t, i);
   } else {
     t->waits[i].closed = 1;                    /* LuaSocket's select skips it (cn_waits_closed) */
@@ -307,7 +307,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
  * would stall, so the walk over the tasks costs no pass anything. */
 int cn_waits_closed(cn_loop *lp) {
   int s, i;
-  if (cn_close_wakes(lp)) return 0;
+  if (cn_at_on(lp, CN_AT_CLOSE_WAKES)) return 0;
   for (s = 0; s < cn_tasks_slots(lp); s++) {
     cn_task *t = cn_task_get(lp, s);
     if (t == NULL || t->state != T_PARKED) continue;

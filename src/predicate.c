@@ -6,7 +6,8 @@
  * its wait is listed here: the task's slot and wait id in loop->preds.w[i],
  * and in the registry table ws the predicate at 2i+1 and a wait table w at
  * 2i+2 (where the result goes).
- * Once per pass, after the ready list drained, run.c calls cn_preds_pass:
+ * Once per pass, after the ready list drained, the core calls this file's
+ * hook (CN_AT_RESUMES_DONE, on while waits are listed: preds_pass):
  * when the pass resumed tasks, or the interval (10 ms by default) went by
  * since the last evaluation, every listed predicate is called, oldest wait
  * first. A true result is stored in w and the task made ready; so is an
@@ -32,6 +33,7 @@
 #include <lauxlib.h>
 
 #include "compat.h"
+#include "hooks.h"
 #include "lib/clock.h"
 #include "mem.h"
 #include "park.h"
@@ -138,6 +140,14 @@ static int eval(lua_State *L, cn_loop *lp, int pred, int *nres) {
 
 /* ---- the list of waits ------------------------------------------------- */
 
+static const cn_hook preds_hook;
+
+/* The hook is on while waits are listed (some may have ended: the pass
+ * drops them). */
+static void listed(cn_loop *lp) {
+  cn_hook_set(lp, &preds_hook, CN_AT(CN_AT_RESUMES_DONE) | CN_AT(CN_AT_TIMEOUT), lp->preds.n > 0);
+}
+
 /* Makes room for one more wait (may raise). */
 static void reserve(lua_State *L, cn_loop *lp) {
   int cap;
@@ -203,6 +213,7 @@ static void compact(lua_State *L, cn_loop *lp, int ws) {
     lua_rawseti(L, ws, W_KEY(i));
   }
   lp->preds.n = j;
+  listed(lp);
   if (lp->preds.cap > 64 && j < lp->preds.cap / 4) { /* shrinking cannot fail */
     int cap = lp->preds.cap / 2;
     lp->preds.w = cn_mem_resize(&lp->mem, lp->preds.w, (size_t)lp->preds.cap * sizeof *lp->preds.w,
@@ -225,6 +236,7 @@ static void forget_all(lua_State *L, cn_loop *lp) {
   cn_mem_free(&lp->mem, lp->preds.w, (size_t)lp->preds.cap * sizeof *lp->preds.w);
   lp->preds.w = NULL;
   lp->preds.n = lp->preds.cap = lp->preds.live = 0;
+  listed(lp);
 }
 
 /* ---- the wait ---------------------------------------------------------- */
@@ -267,6 +279,7 @@ static int park(lua_State *L, cn_loop *lp) {
     wid = cn_prepark(L, lp, K_RECV, &tmo, 0);
   }
   e = &lp->preds.w[lp->preds.n++];
+  listed(lp);
   e->slot = cn_current_slot(lp);
   e->waitid = wid;
   e->until_nil = (flags & PW_UNTIL_NIL) != 0;
@@ -414,7 +427,11 @@ static void deliver(lua_State *L, cn_loop *lp, int i, int ws, int w, int r, int 
   }
 }
 
-void cn_preds_pass(lua_State *L, cn_loop *lp, int ran) {
+/* Once per pass, after the ready list drained (ran: the pass resumed tasks):
+ * evaluates every waiting predicate when tasks ran or the interval passed,
+ * and makes the tasks whose predicate became true (or raised) ready. An
+ * error of a waker goes out (run's recovery keeps the loop usable). */
+static void preds_pass(lua_State *L, cn_loop *lp, int ran) {
   int i, n, ws, evi;
   double now;
   lua_State *ev;
@@ -464,7 +481,8 @@ void cn_preds_pass(lua_State *L, cn_loop *lp, int ran) {
   lua_settop(L, ws - 1);
 }
 
-double cn_preds_timeout(cn_loop *lp, double timeout) {
+/* The poll timeout (-1: none) capped by the next evaluation's time. */
+static double preds_timeout(cn_loop *lp, double timeout) {
   double left;
   if (lp->preds.live == 0) return timeout;
   left = lp->preds.last + lp->preds.interval - cn_clock_now();
@@ -472,12 +490,40 @@ double cn_preds_timeout(cn_loop *lp, double timeout) {
   return timeout < 0 || left < timeout ? left : timeout;
 }
 
-void cn_preds_reset(lua_State *L, cn_loop *lp) {
+/* True when predicates wait that were not evaluated in this pass, or were
+ * in a pass that ran tasks: the stall check must give them an evaluation in
+ * the idle state first. */
+static int preds_hold(const cn_loop *lp) {
+  return lp->preds.live > 0 && !lp->preds.evaluated;
+}
+
+static void preds_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
+  (void)point;
+  (void)t;
+  preds_pass(L, lp, cn_pass_ran(lp));
+}
+
+/* reset(): forgets every predicate wait and restores the default interval. */
+static void preds_reset(lua_State *L, cn_loop *lp) {
   forget_all(L, lp);
   lp->preds.interval = DEFAULT_INTERVAL;
   lp->preds.last = 0;
   lp->preds.evaluated = 0;
 }
+
+static void preds_free(lua_State *L, cn_loop *lp) {
+  cn_mem_free(&lp->mem, lp->preds.w, (size_t)lp->preds.cap * sizeof *lp->preds.w);
+  lp->preds.w = NULL;
+  lp->preds.n = lp->preds.cap = lp->preds.live = 0;
+  cn_unref(L, &lp->preds.r_ws);
+  cn_unref(L, &lp->preds.r_ev);
+  cn_unref(L, &lp->preds.r_mt);
+}
+
+static const cn_hook preds_hook = {
+  .name = "predicate", .at = preds_at, .timeout = preds_timeout, .holds = preds_hold,
+  .reset = preds_reset, .free = preds_free
+};
 
 void cn_preds_open(lua_State *L, cn_loop *lp) {
   static const char *const waits[] = {"pred_wait", NULL};
@@ -487,6 +533,7 @@ void cn_preds_open(lua_State *L, cn_loop *lp) {
     {NULL, NULL}
   };
   luaL_checkstack(L, 4, NULL);
+  cn_hook_add(L, lp, &preds_hook);
   lp->preds.interval = DEFAULT_INTERVAL;
   lua_newtable(L);
   lp->preds.r_ws = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -501,13 +548,4 @@ void cn_preds_open(lua_State *L, cn_loop *lp) {
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
   cn_lift_fields(L, -1, waits);
-}
-
-void cn_preds_free(lua_State *L, cn_loop *lp) {
-  cn_mem_free(&lp->mem, lp->preds.w, (size_t)lp->preds.cap * sizeof *lp->preds.w);
-  lp->preds.w = NULL;
-  lp->preds.n = lp->preds.cap = lp->preds.live = 0;
-  cn_unref(L, &lp->preds.r_ws);
-  cn_unref(L, &lp->preds.r_ev);
-  cn_unref(L, &lp->preds.r_mt);
 }

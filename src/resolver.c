@@ -58,6 +58,7 @@
 #include <ares.h>
 
 #include "lib/clock.h"
+#include "hooks.h"
 #include "mem.h"
 #include "park.h"
 #include "run.h"
@@ -118,8 +119,13 @@ typedef struct dns_box { cn_dnslook *look; } dns_box;
 
 /* ---- the done list -------------------------------------------------------- */
 
+static const cn_hook dns_hook;
+static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task);
+
+/* (The hook is on at CN_AT_DELIVER while the list holds lookups.) */
 static void done_link(cn_loop *lp, cn_dnslook *b) {
   if (b->listed) return;
+  if (lp->dns.done == NULL) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 1);
   b->listed = 1;
   b->next = NULL;
   b->prev = lp->dns.done_tail;
@@ -136,6 +142,7 @@ static void done_unlink(cn_loop *lp, cn_dnslook *b) {
   if (b->next) b->next->prev = b->prev;
   else lp->dns.done_tail = b->prev;
   b->prev = b->next = NULL;
+  if (lp->dns.done == NULL) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 0);
 }
 
 /* ---- answers: strings copied out of c-ares -------------------------------- */
@@ -407,7 +414,7 @@ static void on_ready(lua_State *L, cn_loop *lp, int fd, int events) {
   ares_process_fd(c->ch, (events & (CN_READ | CN_INVALID)) ? fd : ARES_SOCKET_BAD,
                   (events & CN_WRITE) ? fd : ARES_SOCKET_BAD);
   settle(lp, c);
-  cn_dns_deliver(L, lp);
+  deliver(L, lp, CN_AT_DELIVER, NULL);
 }
 
 /* The resolver of the loop, made on first use (may raise). */
@@ -587,8 +594,13 @@ static int box_setwaker(lua_State *L) {
   return 0;
 }
 
-void cn_dns_deliver(lua_State *L, cn_loop *lp) {
+/* CN_AT_DELIVER: tells the lookups that ended their tasks: a task parked
+ * on its lookup is made ready, a waker set on a lookup object is called (its
+ * error propagates; the others stay listed). */
+static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
   cn_dnslook *k;
+  (void)point;
+  (void)task;
   luaL_checkstack(L, 4, NULL);
   while ((k = lp->dns.done) != NULL) {
     done_unlink(lp, k);
@@ -988,7 +1000,9 @@ static void destroy_all(cn_loop *lp) {
   while (lp->dns.done != NULL) done_unlink(lp, lp->dns.done);
 }
 
-void cn_dns_reset(lua_State *L, cn_loop *lp) {
+/* reset(): every lookup in flight ends and its answer is dropped; the
+ * servers and options set stay. */
+static void dns_reset(lua_State *L, cn_loop *lp) {
   struct cn_resolver *r = lp->dns.r;
   if (r == NULL) return;
   destroy_all(lp);
@@ -1010,7 +1024,7 @@ void cn_dns_reset(lua_State *L, cn_loop *lp) {
   lua_pop(L, 1);
 }
 
-void cn_dns_free(lua_State *L, cn_loop *lp) {
+static void dns_free(lua_State *L, cn_loop *lp) {
   struct cn_resolver *r = lp->dns.r;
   cn_unref(L, &lp->dns.r_mt);
   if (r == NULL) return;
@@ -1024,6 +1038,10 @@ void cn_dns_free(lua_State *L, cn_loop *lp) {
   ares_library_cleanup();
 }
 
+static const cn_hook dns_hook = {
+  .name = "resolver", .at = deliver, .reset = dns_reset, .free = dns_free
+};
+
 void cn_dns_open(lua_State *L, cn_loop *lp) {
   static const char *const waits[] = {"dns_getaddrinfo", "dns_gethost", "dns_nameinfo", NULL};
   static const luaL_Reg funcs[] = {
@@ -1031,6 +1049,7 @@ void cn_dns_open(lua_State *L, cn_loop *lp) {
     {"dns_nameinfo", l_nameinfo}, {"dns_config", l_config},
     {"dns_numeric", l_numeric}, {"dns_stats", l_stats}, {NULL, NULL}
   };
+  cn_hook_add(L, lp, &dns_hook);
   lua_createtable(L, 0, 3);                    /* loop, module, mt */
   lua_pushvalue(L, -3);
   lua_pushcclosure(L, box_gc, 1);
@@ -1060,8 +1079,5 @@ void cn_dns_open(lua_State *L, cn_loop *lp) {
   lua_setfield(L, -2, "dns");
 }
 
-void cn_dns_reset(lua_State *L, cn_loop *lp) { (void)L; (void)lp; }
-void cn_dns_free(lua_State *L, cn_loop *lp) { (void)L; (void)lp; }
-void cn_dns_deliver(lua_State *L, cn_loop *lp) { (void)L; (void)lp; }
 
 #endif

@@ -9,19 +9,10 @@
 #include "loop.h"
 
 /* Adds the dns_* functions and the field dns ("c-ares" or "luasocket") to
- * the module table on top (the loop just below it). */
+ * the module table on top (the loop just below it). With c-ares, attaches
+ * the hook (hooks.h) that tells the tasks of the lookups that ended
+ * (CN_AT_DELIVER, on while some did), ends them all at reset and frees the
+ * resolver with the loop. */
 void cn_dns_open(lua_State *L, cn_loop *lp);
-/* reset(): every lookup in flight ends and its answer is dropped; the
- * servers and options set stay. Cannot fail. Call after cn_waiters_reset
- * and cn_tasks_reset. */
-void cn_dns_reset(lua_State *L, cn_loop *lp);
-void cn_dns_free(lua_State *L, cn_loop *lp);
-
-/* True when lookups ended (in a timer of the resolver's) whose tasks are
- * still to be told. */
-static inline int cn_dns_due(const cn_loop *lp) { return lp->dns.done != NULL; }
-/* Tells them: a task parked on its lookup is made ready, a waker set on a
- * lookup object is called (its error propagates; the others stay listed). */
-void cn_dns_deliver(lua_State *L, cn_loop *lp);
 
 #endif

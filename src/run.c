@@ -12,20 +12,13 @@
 
 #include <lauxlib.h>
 
-#include "accounting.h"
 #include "compat.h"
-#include "handle.h"
+#include "hooks.h"
 #include "lib/clock.h"
 #include "park.h"
-#include "predicate.h"
-#include "resolver.h"
 #include "run.h"
-#include "names.h"
-#include "sim.h"
 #include "task.h"
-#include "timer_object.h"
 #include "waiters.h"
-#include "watchdog.h"
 
 static int is_resumable(lua_State *co) {
   if (lua_status(co) == LUA_YIELD) return 1;
@@ -51,26 +44,13 @@ static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co, 
   lua_xmove(co, L, n);
   lua_settop(co, 0);
   cn_task_free(L, lp, t);
-  cn_handle_finish(L, lp, base, CN_ENDED_RETURNED, base + 1, n);
+  cn_hooks_task_end(L, lp, base, CN_ENDED_RETURNED, base + 1, n);
   lua_settop(L, base - 1);
 }
 
-/* Pushes the line a task's error gains after its traceback (cosock's text
- * above it is unchanged): "\n\t(in task 'name', spawned at file:line)". */
-static void push_task_line(lua_State *L, cn_loop *lp, int name, int site, int line) {
-  int top = lua_gettop(L);
-  if (lua_isnil(L, name)) lua_pushliteral(L, "an unnamed task");
-  else lua_pushfstring(L, "task '%s'", luaL_tolstring(L, name, NULL));
-  cn_site_push(L, lp, site, line);
-  if (lua_isnil(L, -1)) lua_pushfstring(L, "\n\t(in %s)", lua_tostring(L, -2));
-  else lua_pushfstring(L, "\n\t(in %s, spawned at %s)", lua_tostring(L, -2), lua_tostring(L, -1));
-  lua_replace(L, top + 1);
-  lua_settop(L, top + 1);
-}
-
 /* A task raised. Its error as run gives it: debug.traceback(co, err) text
- * for a string, number or nil error (then a line naming the task and where
- * it was spawned: push_task_line), the error value itself otherwise; join
+ * for a string, number or nil error (then the line the hooks add: which task,
+ * spawned where; names.c), the error value itself otherwise; join
  * sees it too. Then the error handler gets it with the task's handle, or,
  * with no handler, run raises it. The task is freed first. */
 static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
@@ -86,19 +66,19 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   cn_task_free(L, lp, t);
   if (type == LUA_TSTRING || type == LUA_TNUMBER || type == LUA_TNIL) {
     luaL_traceback(L, co, type == LUA_TNIL ? NULL : lua_tostring(L, base + 4), 0);
-    push_task_line(L, lp, base + 2, site, line);
+    cn_hooks_task_line(L, lp, base + 2, site, line);
     lua_concat(L, 2);
     lua_replace(L, base + 4);
   }
   lua_settop(co, 0);
-  cn_handle_finish(L, lp, base + 1, CN_ENDED_RAISED, base + 4, 1);
+  cn_hooks_task_end(L, lp, base + 1, CN_ENDED_RAISED, base + 4, 1);
   cn_push_ref(L, lp->run.r_errh);              /* base+5 */
   if (!lua_isfunction(L, base + 5)) {
     lua_pushvalue(L, base + 4);
     lua_error(L);
   }
   lua_pushvalue(L, base + 4);                  /* handler, err, handle */
-  if (lua_isnil(L, base + 1)) cn_handle_push(L, lp, base + 2, base + 3); /* dropped: a new one */
+  if (lua_isnil(L, base + 1)) cn_hooks_new_handle(L, lp, base + 2, base + 3); /* dropped: a new one */
   else lua_pushvalue(L, base + 1);
   lua_call(L, 2, 0);                           /* an error of the handler's ends run */
   lua_settop(L, base);
@@ -112,7 +92,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lua_State *co = t->co;
   int status, nres, top = lua_gettop(L), timed_out = t->timed_out, bare;
   int lists = !t->internal; /* an INTERNAL wait never got ready lists */
-  cn_acct_mark(lp, t);                         /* its turn begins */
+  cn_at(L, lp, CN_AT_TURN, t);                 /* its turn begins */
   lp->run.current = slot;
   if (t->bare) lua_pushnil(L);
   else cn_task_push_record(L, lp, slot);       /* rec or nil */
@@ -121,12 +101,12 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   t = cn_task_get(lp, slot);
   if (t == NULL) { /* a setwaker cancelled it */
     lp->run.current = -1;
-    cn_acct_disown(lp);
+    cn_at(L, lp, CN_AT_DROPPED, NULL);
     lua_settop(L, top);
     return;
   }
   if (!is_resumable(co)) {                     /* resumed behind the loop's back */
-    cn_acct_disown(lp);
+    cn_at(L, lp, CN_AT_DROPPED, NULL);
     lua_settop(L, top);
     lp->run.current = -1;
     cn_task_free(L, lp, t);
@@ -157,11 +137,11 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   }
   lp->run.current_co = co;
   t->resumes++;
-  cn_wd_watch(lp, co);
+  cn_at(L, lp, CN_AT_RESUME, t);
   status = cn_resume(co, L, 3, &nres);         /* nres: values yielded or returned */
-  cn_wd_unwatch(lp);
+  cn_at(L, lp, CN_AT_RESUMED, NULL);
   lp->run.current_co = NULL;
-  if (status != LUA_YIELD) cn_acct_mark(lp, NULL); /* it ended: what follows is the loop's */
+  if (status != LUA_YIELD) cn_at(L, lp, CN_AT_ENDED, NULL); /* what follows is the loop's */
   bare = cn_prepark_taken(lp, slot);
   /* From here on an error belongs to the yield or to an object, not to a task
    * being resumed: recovery must not drop the task for it. */
@@ -234,11 +214,12 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   let_hooks_run(L, lp);
   /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
   lp->run.pass++;
-  cn_acct_pass(lp);
+  lp->run.passes++;
+  lp->run.ran = ran;
   cn_lists_swap(lp);
-  while ((slot = lp->sim ? cn_sim_pop(L, lp) : cn_wake_pop(lp)) >= 0) resume_one(L, lp, slot);
-  cn_acct_resumes_done(lp);
-  if (cn_preds_pending(lp)) cn_preds_pass(L, lp, ran); /* cosock.when's predicates */
+  while ((slot = cn_at_on(lp, CN_AT_ORDER) ? cn_hooks_next_ready(L, lp) : cn_wake_pop(lp)) >= 0)
+    resume_one(L, lp, slot);
+  cn_at(L, lp, CN_AT_RESUMES_DONE, NULL);     /* (cosock.when evaluates its predicates) */
   /* Steps 5-7, with counts instead of a scan of every thread. */
   if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) {
     cn_fd_apply(lp);
@@ -250,32 +231,33 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   next = -1;
   if (cn_timers_armed(lp) > 0) {
     now = cn_clock_now();
-    /* cn_timers_run stops after a timer object came due, so that its
-     * waiters are woken in deadline order among the tasks' timers. */
-    while ((next = cn_timers_run(lp, now)), cn_tobj_due(lp)) cn_tobj_deliver(L, lp);
+    /* cn_timers_run stops after a feature's timer came due, so that what
+     * it wakes is woken in deadline order among the tasks' timers. */
+    while ((next = cn_timers_run(lp, now)), cn_at_on(lp, CN_AT_TIMERS))
+      cn_at_call(L, lp, CN_AT_TIMERS, NULL);
   }
-  if (cn_dns_due(lp)) cn_dns_deliver(L, lp); /* lookups the resolver's timers ended */
+  cn_at(L, lp, CN_AT_DELIVER, NULL);           /* (lookups the resolver's timers ended) */
   if (cn_tasks_ready(lp) > 0) timeout = 0;
   else if (next >= 0) timeout = next > now ? next - now : 0;
   else timeout = -1;                         /* (deadlines are capped when armed) */
-  if (cn_preds_pending(lp)) timeout = cn_preds_timeout(lp, timeout);
+  if (cn_at_on(lp, CN_AT_TIMEOUT)) timeout = cn_hooks_timeout(lp, timeout);
   if (stepping && cap >= 0 && (timeout < 0 || timeout > cap)) timeout = cap;
-  /* Step 11 (a timer object that nobody waits on wakes nobody; predicates
-   * get an evaluation first). */
+  /* Step 11 (unless a feature may still wake a task: a timer object with a
+   * waker, predicates not yet evaluated idle). */
   if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
-      !cn_tobj_waited(lp) && !cn_preds_hold(lp) && (!stepping || cap < 0) &&
-      !cn_waits_closed(lp))
+      (!stepping || cap < 0) && !cn_hooks_hold(lp) && !cn_waits_closed(lp))
     stall(L, lp);   /* (a step with a limit sleeps it: see step.c; on a closed socket: block, as cosock does) */
   /* Steps 12-15. */
   if (timeout == 0 && cn_fd_polled(lp) == 0) return 1; /* nothing to poll, no wait */
-  if (lp->sim) {                               /* cosock.sim: virtual time, no poll */
-    cn_sim_instead_of_poll(L, lp, timeout);
+  if (cn_at_on(lp, CN_AT_SLEEP)) {            /* (cosock.sim: virtual time, no poll) */
+    cn_hooks_sleep(L, lp, timeout);
     return 1;
   }
-  cn_acct_poll_begin(lp);
+  lp->run.polls++;
+  cn_at(L, lp, CN_AT_POLL, NULL);
   if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
     return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
-  cn_acct_poll_end(lp);                        /* (a signal: the next pass waits the time left) */
+  cn_at(L, lp, CN_AT_POLLED, NULL);            /* (a signal: the next pass waits the time left) */
   return 1;
 }
 
@@ -294,10 +276,10 @@ static int step_pass(lua_State *L) {
 
 /* Puts the tasks a failed pass did not get to back at the front of the ready
  * list, drops a task whose wait could not be made, and keeps the loop usable. */
-/* finish_removed(loop, handle, err): cn_handle_finish for a task recover
+/* finish_removed(loop, handle, err): the task-end hooks for a task recover
  * dropped. (Pushed under recover's own pcall: may allocate on 5.1.) */
 static int finish_removed(lua_State *L) {
-  cn_handle_finish(L, (cn_loop *)lua_touserdata(L, 1), 2, CN_ENDED_RAISED, 3, 1);
+  cn_hooks_task_end(L, (cn_loop *)lua_touserdata(L, 1), 2, CN_ENDED_RAISED, 3, 1);
   return 0;
 }
 
@@ -389,9 +371,9 @@ static int protected_passes(lua_State *L, cn_loop *lp, lua_CFunction fn, int nar
   lp->run.current = -1;
   lp->run.current_co = NULL;
   cn_park_clear(lp);
-  cn_acct_run_begin(lp);
+  cn_at(L, lp, CN_AT_RUN_BEGIN, NULL);
   status = lua_pcall(L, nargs, nret, 0);
-  cn_acct_mark(lp, NULL);                      /* (before recovery may drop the task) */
+  cn_at(L, lp, CN_AT_RUN_END, NULL);           /* (before recovery may drop the task) */
   if (status != LUA_OK) {                      /* still running: its Lua calls cannot run() */
     /* Protected too: whatever recovery raises, running is cleared below and
      * the pass's error is the one raised. */
@@ -448,6 +430,7 @@ static int l_set_error_handler(lua_State *L) {
 }
 
 void cn_run_reset(lua_State *L, cn_loop *lp) {
+  lp->run.passes = lp->run.polls = 0;
   lua_pushboolean(L, 0);                       /* none (a nil would free the registry slot) */
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->run.r_errh); /* an existing slot: no allocation */
 }

@@ -9,11 +9,14 @@
 
 #include <lauxlib.h>
 
+#include "hooks.h"
 #include "lib/clock.h"
 #include "run.h"
 #include "sim.h"
 #include "task.h"
 #include "waiters.h"
+
+static const cn_hook sim_hook;
 
 typedef struct cn_sim {
   uint64_t rng;     /* xorshift64* state (never 0) */
@@ -73,12 +76,12 @@ static void sim_end(lua_State *L, cn_loop *lp) {
   cn_sim *s = lp->sim;
   if (s == NULL) return;
   lp->sim = NULL;
+  cn_hook_set(lp, &sim_hook, CN_AT(CN_AT_ORDER) | CN_AT(CN_AT_SLEEP), 0);
   cn_clock_virtual(0, 0);
   luaL_unref(L, LUA_REGISTRYINDEX, s->r_note);
   luaL_unref(L, LUA_REGISTRYINDEX, s->r_self); /* (s goes with it) */
 }
 
-void cn_sim_reset(lua_State *L, cn_loop *lp) { sim_end(L, lp); }
 
 /* Raises unless the loop is idle: not running, no live task. */
 static void check_idle(lua_State *L, cn_loop *lp, const char *fname) {
@@ -114,6 +117,7 @@ static int l_sim_on(lua_State *L) {
   s->r_self = luaL_ref(L, LUA_REGISTRYINDEX);  /* start, seed, note */
   if (!lua_isnil(L, 3)) s->r_note = luaL_ref(L, LUA_REGISTRYINDEX);
   lp->sim = s;
+  cn_hook_set(lp, &sim_hook, CN_AT(CN_AT_ORDER) | CN_AT(CN_AT_SLEEP), 1);
   cn_clock_virtual(1, start);
   return 0;
 }
@@ -143,7 +147,15 @@ static int l_sim_draw(lua_State *L) {
   return 1;
 }
 
-void cn_sim_open(lua_State *L) {
+/* (reset and the loop's collection both turn it off: the virtual clock is
+ * per thread, not per loop.) */
+static const cn_hook sim_hook = {
+  .name = "sim", .next_ready = cn_sim_pop, .sleep = cn_sim_instead_of_poll,
+  .reset = sim_end, .free = sim_end
+};
+
+void cn_sim_open(lua_State *L, cn_loop *lp) {
+  cn_hook_add(L, lp, &sim_hook);
   static const luaL_Reg funcs[] = {
     {"sim_on", l_sim_on}, {"sim_off", l_sim_off},
     {"sim_active", l_sim_active}, {"sim_draw", l_sim_draw}, {NULL, NULL}

@@ -10,26 +10,23 @@
 #include <lauxlib.h>
 
 #include "embed.h"
-#include "handle.h"
+#include "hooks.h"
 #include "lib/clock.h"
-#include "predicate.h"
-#include "resolver.h"
 #include "run.h"
 #include "step.h"
 #include "task.h"
-#include "timer_object.h"
 
 double cn_next_timeout(cn_loop *lp) {
   double t = -1, next;
   if (cn_tasks_ready(lp) > 0) return 0;
   if (cn_tasks_live(lp) == 0) return -1;
-  if (cn_tobj_due(lp) || cn_dns_due(lp)) return 0;
+  if (cn_at_on(lp, CN_AT_TIMERS) || cn_at_on(lp, CN_AT_DELIVER)) return 0; /* due: deliver */
   next = cn_timers_next(lp);
   if (next >= 0) {
     double now = cn_clock_now();
     t = next > now ? next - now : 0;
   }
-  if (cn_preds_pending(lp)) t = cn_preds_timeout(lp, t);
+  if (cn_at_on(lp, CN_AT_TIMEOUT)) t = cn_hooks_timeout(lp, t);
   return t;
 }
 
@@ -87,7 +84,7 @@ static int l_task_handles(lua_State *L) {
     if (lua_isnil(L, 2)) {
       cn_task_push_name(L, lp, slot);          /* 3 */
       cn_task_push_co(L, t);                   /* 4 */
-      cn_handle_push(L, lp, 3, 4);             /* 5 */
+      cn_hooks_new_handle(L, lp, 3, 4);        /* 5 */
       lua_replace(L, 2);
       lua_settop(L, 2);
     }

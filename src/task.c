@@ -522,3 +522,18 @@ void cn_push_label(lua_State *L, cn_loop *lp, int slot) {
   lua_replace(L, -3);
   lua_pop(L, 1);
 }
+
+void cn_push_object_name(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  luaL_checkstack(L, 3, NULL);
+  lua_pushfstring(L, "%s: %p", luaL_typename(L, idx), lua_topointer(L, idx));
+  if (lua_istable(L, idx)) {
+    lua_pushliteral(L, "class");
+    lua_rawget(L, idx);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      lua_pushfstring(L, "%s %s", lua_tostring(L, -1), lua_tostring(L, -2));
+      lua_replace(L, -3);
+    }
+    lua_pop(L, 1);
+  }
+}

@@ -121,6 +121,10 @@ void cn_task_push_record(lua_State *L, cn_loop *lp, int slot);
  * then, before changing anything). */
 void cn_push_record(lua_State *L, cn_loop *lp, int slot);
 void cn_push_label(lua_State *L, cn_loop *lp, int slot); /* task name for messages */
+/* Pushes a short description of the object at idx for an error: its
+ * tostring (no metamethods run), after its class when it is a socket wrapper
+ * ("tcp{client} table: 0x..."). */
+void cn_push_object_name(lua_State *L, int idx);
 
 /* Run lists: the ready list fills while the wake list drains. */
 void cn_make_ready(cn_loop *lp, cn_task *t);    /* a parked task, for the next pass */

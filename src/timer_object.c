@@ -6,8 +6,9 @@
  * timer heap (task.c's, shared with the task timers). While the timer is
  * pending its node is queued at its deadline; when the loop reaches it,
  * cn_timers_run calls fire(), which marks the timer due and, when a waker is
- * set, lists it in loop->timers.due; run.c then calls cn_tobj_deliver, which
- * takes each listed timer's waker off and calls it. So a timer costs nothing
+ * set, lists it in loop->timers.due and turns this file's hook on at
+ * CN_AT_TIMERS (hooks.h); the core then calls it (deliver), which takes each
+ * listed timer's waker off and calls it. So a timer costs nothing
  * per pass until it is due, however many there are.
  *
  * A due timer stays due (readable to select) until handled(): a oneshot is
@@ -83,8 +84,11 @@ static void set_waker_flag(cn_loop *lp, cn_tobj *t, int on) {
 
 /* ---- the due list (no Lua) ---------------------------------------------- */
 
+static const cn_hook tobj_hook;
+
 static void due_link(cn_loop *lp, cn_tobj *t) {
   if (t->in_due) return;
+  if (lp->timers.due == NULL) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 1);
   t->in_due = 1;
   t->next = NULL;
   t->prev = lp->timers.due_tail;
@@ -101,6 +105,7 @@ static void due_unlink(cn_loop *lp, cn_tobj *t) {
   if (t->next) t->next->prev = t->prev;
   else lp->timers.due_tail = t->prev;
   t->prev = t->next = NULL;
+  if (lp->timers.due == NULL) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 0);
 }
 
 /* Called by cn_timers_run when the node is due (it is out of the heap). A
@@ -157,8 +162,12 @@ static void take_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud) {
   lua_pop(L, 1);
 }
 
-void cn_tobj_deliver(lua_State *L, cn_loop *lp) {
+/* CN_AT_TIMERS: calls the waker of each timer that came due (taking it off
+ * first). A waker's error propagates; the timers not reached stay listed. */
+static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
   cn_tobj *t;
+  (void)point;
+  (void)task;
   luaL_checkstack(L, 4, NULL);
   while ((t = lp->timers.due) != NULL) {
     due_unlink(lp, t);
@@ -173,6 +182,16 @@ void cn_tobj_deliver(lua_State *L, cn_loop *lp) {
     lua_pop(L, 2);
   }
 }
+
+/* While a pending timer has a waker set, it can still wake someone: the
+ * loop must not stall. */
+static int holds(const cn_loop *lp) { return lp->timers.nwaited > 0; }
+
+static void tobj_reset(lua_State *L, cn_loop *lp);
+static void tobj_free(lua_State *L, cn_loop *lp);
+static const cn_hook tobj_hook = {
+  .name = "timer_object", .at = deliver, .holds = holds, .reset = tobj_reset, .free = tobj_free
+};
 
 /* ---- methods ------------------------------------------------------------- */
 
@@ -378,6 +397,7 @@ void cn_tobj_open(lua_State *L, cn_loop *lp) {
     {"timer_oneshot", l_oneshot}, {"timer_interval", l_interval}, {"timer_info", l_info},
     {"grid_next", l_grid_next}, {NULL, NULL}
   };
+  cn_hook_add(L, lp, &tobj_hook);
   lp->timers.gen = 1;
   lua_newtable(L);
   lp->timers.r_anchor = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -401,8 +421,9 @@ void cn_tobj_open(lua_State *L, cn_loop *lp) {
   luaL_setfuncs(L, funcs, 1);
 }
 
-void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl) {
-  tbl = lua_absindex(L, tbl);
+/* reset(): every timer made so far is dead (acts as cancelled) and loses
+ * its waker; the anchor table is emptied (no allocation: fields to nil). */
+static void tobj_reset(lua_State *L, cn_loop *lp) {
   /* Every timer with a waker is in the anchor table: take the wakers off. */
   cn_push_ref(L, lp->timers.r_anchor);
   lua_pushnil(L);
@@ -414,16 +435,17 @@ void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl) {
       cn_setuservalue(L, -2);
     }
     lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, -4);                         /* (clearing a field during next is allowed) */
   }
   lua_pop(L, 1);
   while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
   lp->timers.gen++;
   lp->timers.nwaited = 0;
-  lua_pushvalue(L, tbl);
-  lua_rawseti(L, LUA_REGISTRYINDEX, lp->timers.r_anchor); /* an existing slot: no allocation */
 }
 
-void cn_tobj_free(lua_State *L, cn_loop *lp) {
+static void tobj_free(lua_State *L, cn_loop *lp) {
   while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
   cn_unref(L, &lp->timers.r_anchor);
   cn_unref(L, &lp->timers.r_mt);

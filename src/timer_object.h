@@ -1,29 +1,20 @@
 /* timer_object: the timer objects of cosock.timer (create_oneshot,
  * create_interval), which ride the loop's timer heap (timer_object.c owns
- * loop->timers). */
+ * loop->timers). Its hook (hooks.h) delivers the timers that came due
+ * (CN_AT_TIMERS, on while some wait to be delivered), holds the loop
+ * from stalling while a pending timer has a waker, and at reset makes every
+ * timer made so far dead. */
 #ifndef COSOCK_TIMER_OBJECT_H
 #define COSOCK_TIMER_OBJECT_H
 
 #include "compat.h"
 
+#include "hooks.h"
 #include "loop.h"
 
 /* Adds timer_oneshot, timer_interval, timer_info, timer_methods and
- * grid_next to the module table on top (the loop just below it), and makes
- * this loop's timer metatable. */
+ * grid_next to the module table on top (the loop just below it), makes
+ * this loop's timer metatable and attaches the hook. */
 void cn_tobj_open(lua_State *L, cn_loop *lp);
-/* reset(): every timer made so far is dead (acts as cancelled) and loses its
- * waker; the table at index tbl (new, empty) becomes the anchor table.
- * Cannot fail. Call after cn_tasks_reset. */
-void cn_tobj_reset(lua_State *L, cn_loop *lp, int tbl);
-void cn_tobj_free(lua_State *L, cn_loop *lp);
-
-/* True while a pending timer has a waker set (it can still wake someone). */
-static inline int cn_tobj_waited(const cn_loop *lp) { return lp->timers.nwaited > 0; }
-/* True when timers came due (in cn_timers_run) with a waker set. */
-static inline int cn_tobj_due(const cn_loop *lp) { return lp->timers.due != NULL; }
-/* Calls the waker of each of those timers (taking it off first). A waker's
- * error propagates; the timers not reached stay listed. */
-void cn_tobj_deliver(lua_State *L, cn_loop *lp);
 
 #endif

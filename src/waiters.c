@@ -22,9 +22,8 @@
 
 #include <lauxlib.h>
 
-#include "fidelity.h"
+#include "hooks.h"
 #include "mem.h"
-#include "names.h"
 #include "park.h"
 #include "task.h"
 #include "waiters.h"
@@ -362,7 +361,7 @@ static void fd_detach(lua_State *L, cn_loop *lp, int fd) {
 static void fd_closing(lua_State *L, cn_loop *lp, int fd) {
   cn_event ev;
   if (fd < 0 || fd >= lp->waiters.nfd) return;
-  if (cn_close_wakes(lp)) {
+  if (cn_at_on(lp, CN_AT_CLOSE_WAKES)) {
     ev.fd = fd;
     ev.events = CN_READ | CN_WRITE;
     dispatch(L, lp, &ev, 1);
@@ -497,7 +496,7 @@ static int l_closing(lua_State *L) {
   lua_Integer fd;
   luaL_checktype(L, 1, LUA_TTABLE);
   cn_fd_cache(L, 1, -1);
-  lua_pushboolean(L, cn_close_wakes(lp));
+  lua_pushboolean(L, cn_at_on(lp, CN_AT_CLOSE_WAKES));
   if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL || lua_getfield(L, -1, "getfd") == LUA_TNIL)
     return lua_settop(L, 2), 1;
   lua_insert(L, -2);

@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "accounting.h"
+#include "hooks.h"
 #include "run.h"
 #include "task.h"
 #include "watchdog.h"
@@ -47,6 +48,28 @@ void cn_wd_unwatch_(cn_loop *lp) {
   lp->wd.co = NULL;
   watching = lp->wd.outer;
   lp->wd.outer = NULL;
+}
+
+static const cn_hook watch_hook;
+
+/* Around each resume while a watchdog is set; after each until the task
+ * watched when it was cleared is unwatched. */
+static void wd_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
+  (void)L;
+  if (point == CN_AT_RESUME) {
+    cn_wd_watch_(lp, t->co);
+    return;
+  }
+  cn_wd_unwatch(lp);
+  if (lp->wd.limit_ns == 0) cn_hook_set(lp, &watch_hook, CN_AT(CN_AT_RESUMED), 0);
+}
+
+
+/* The points the hook has on for the watchdog now. */
+static void wd_points(cn_loop *lp) {
+  cn_hook_set(lp, &watch_hook, CN_AT(CN_AT_RESUME), lp->wd.limit_ns != 0);
+  if (lp->wd.limit_ns != 0 || lp->wd.co) cn_hook_set(lp, &watch_hook, CN_AT(CN_AT_RESUMED), 1);
+  else cn_hook_set(lp, &watch_hook, CN_AT(CN_AT_RESUMED), 0);
 }
 
 /* Pushes "task '<name>' ran <n> s without yielding". */
@@ -241,13 +264,16 @@ static int l_set_watchdog(lua_State *L) {
   lp->wd.limit_ns = s == 0 ? 0 : s * 1e9 >= (double)YEAR_NS ? YEAR_NS : (int64_t)(s * 1e9);
   if (lp->wd.limit_ns == 0 && s > 0) lp->wd.limit_ns = 1;
   hold_jit(L, lp, lp->wd.limit_ns != 0);
+  wd_points(lp);
   /* Changed by the task being watched: its run so far counts. */
   if (lp->wd.co) lp->wd.due_ns = lp->wd.start_ns + lp->wd.limit_ns;
   return 0;
 }
 
-void cn_wd_reset(lua_State *L, cn_loop *lp) {
+/* reset(): no watchdog. */
+static void wd_reset(lua_State *L, cn_loop *lp) {
   lp->wd.limit_ns = 0;
+  wd_points(lp);
   hold_jit(L, lp, 0);
   lp->wd.error = 0;
   lua_pushboolean(L, 0);
@@ -264,7 +290,17 @@ static int l_watchdog_library(lua_State *L) {
   return 0;
 }
 
+static void wd_free(lua_State *L, cn_loop *lp) {
+  cn_unref(L, &lp->wd.r_reporter);
+  cn_unref(L, &lp->wd.r_lib);
+}
+
+static const cn_hook watch_hook = {
+  .name = "watchdog", .at = wd_at, .reset = wd_reset, .free = wd_free
+};
+
 void cn_wd_open(lua_State *L, cn_loop *lp) {
+  cn_hook_add(L, lp, &watch_hook);
   lua_pushboolean(L, 0);                       /* a registry slot (a nil would not take one) */
   lp->wd.r_reporter = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);
@@ -275,9 +311,4 @@ void cn_wd_open(lua_State *L, cn_loop *lp) {
   lua_pushvalue(L, -2);
   lua_pushcclosure(L, l_watchdog_library, 1);
   lua_setfield(L, -2, "watchdog_library");
-}
-
-void cn_wd_free(lua_State *L, cn_loop *lp) {
-  cn_unref(L, &lp->wd.r_reporter);
-  cn_unref(L, &lp->wd.r_lib);
 }

@@ -1,6 +1,6 @@
 /* watchdog: cosock.set_watchdog (watchdog.c owns loop->wd). While a watchdog
- * is set, run.c has each task's coroutine carry a count hook for the length
- * of its resume; every CN_WD_COUNT instructions the hook reads the monotonic
+ * is set, its hook (hooks.h: CN_AT_RESUME, CN_AT_RESUMED) has each task's
+ * coroutine carry a count hook for the length of its resume; every CN_WD_COUNT instructions the hook reads the monotonic
  * clock, and a task that ran past the limit since its resume began is
  * reported, and with the "error" action interrupted by an error raised where
  * it runs. Between resumes the coroutine has the hook the program gave it. */
@@ -18,11 +18,7 @@
 void cn_wd_watch_(cn_loop *lp, lua_State *co);
 void cn_wd_unwatch_(cn_loop *lp);
 
-/* Just before lua_resume(co) and just after it returns. */
-static inline void cn_wd_watch(cn_loop *lp, lua_State *co) {
-  if (lp->wd.limit_ns) cn_wd_watch_(lp, co);
-}
-/* The same for a predicate the loop calls (predicate.c) for the task at
+/* Just before lua_resume(co) of a predicate the loop calls (predicate.c) for the task at
  * slot, which a report names; nothing when a task is being watched. */
 static inline void cn_wd_watch_for(cn_loop *lp, lua_State *co, int slot) {
   if (lp->wd.limit_ns && lp->wd.co == NULL) {
@@ -30,14 +26,13 @@ static inline void cn_wd_watch_for(cn_loop *lp, lua_State *co, int slot) {
     lp->wd.slot = slot;
   }
 }
+/* ... and just after it returns. */
 static inline void cn_wd_unwatch(cn_loop *lp) {
   if (lp->wd.co) cn_wd_unwatch_(lp);
 }
 
-/* Adds set_watchdog to the module table on top (the loop just below it). */
+/* Adds set_watchdog to the module table on top (the loop just below it) and
+ * attaches the hook. */
 void cn_wd_open(lua_State *L, cn_loop *lp);
-/* For reset: no watchdog. Cannot fail. */
-void cn_wd_reset(lua_State *L, cn_loop *lp);
-void cn_wd_free(lua_State *L, cn_loop *lp);
 
 #endif
