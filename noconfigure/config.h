@@ -10,11 +10,11 @@
 #error "PACKAGE_VERSION must be defined (the rockspec and debian/*.dh-lua.conf do)"
 #endif
 
-/* c-ares (src/resolver.c) is not detected here: the Debian build defines
+/* c-ares (src/features/resolver.c) is not detected here: the Debian build defines
  * HAVE_CARES and links -lcares (the dh-lua.conf files in debian/); the rock
  * does not, and keeps LuaSocket's blocking resolver. */
 
-/* The epoll backend: those builds compile src/poller_epoll.c on Linux only. */
+/* The epoll backend: those builds compile src/lib/poller_epoll.c on Linux only. */
 #ifdef __linux__
 #define HAVE_SYS_EPOLL_H 1
 #define HAVE_SYS_TIMERFD_H 1

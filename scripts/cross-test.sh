@@ -11,7 +11,7 @@
 #     --sysroot-only make the target's sysroot, print its path and stop (for
 #                    scripts/build-deb.sh --arch)
 # Every test runs: the cmocka programs (test/ls_layout_test among them: the
-# layout probe of src/luasocket_tcp.c on that architecture) and the whole
+# layout probe of src/features/luasocket_tcp.c on that architecture) and the whole
 # busted suite, once per poller (select, epoll).
 #
 # The target's Debian packages (Lua 5.3, LuaSocket, LuaSec, c-ares, cmocka,

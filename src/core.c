@@ -12,7 +12,7 @@
 
 #include <lauxlib.h>
 
-#include "features.h"
+#include "feature_list.h"
 #include "lib/clock.h"
 #include "loop_core.h"
 

@@ -8,7 +8,7 @@
  * reset() works, nothing is left in the loop, the whole workload then runs
  * to the end, and after lua_close no byte the allocator handed out and no fd
  * is left. The loop's own C memory (task slots, waits, fd arrays) comes from
- * the Lua allocator too (src/mem.c), so the sweep fails those allocations
+ * the Lua allocator too (src/loop/mem.c), so the sweep fails those allocations
  * as well.
  *
  * The one error a try may end with is a memory error; anything else (a
@@ -65,7 +65,7 @@ typedef struct alloc_ctx {
 } alloc_ctx;
 
 /* Each block carries its size, so the byte count does not trust osize, and
- * a caller that passes a wrong one (the loop's C memory, src/mem.c) shows. */
+ * a caller that passes a wrong one (the loop's C memory, src/loop/mem.c) shows. */
 typedef union header { size_t size; max_align_t align; } header;
 
 static void *sweep_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {

@@ -1,5 +1,5 @@
 /* alloc_wrap_test: the counting allocator that set_accounting(true) puts
- * around a Lua state's allocator (src/alloc_count.c), next to other
+ * around a Lua state's allocator (src/features/alloc_count.c), next to other
  * wrappers. Each case runs in a fresh state whose base allocator keeps every
  * block's size in a header, so that after lua_close it can tell that no
  * byte is left and that every free and resize gave the block's true size;

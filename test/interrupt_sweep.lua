@@ -1,7 +1,7 @@
 -- test/interrupt_sweep.lua: the interrupt sweep. The watchdog's "error"
 -- action raises an error in a task at whatever instruction it has reached,
 -- except inside cosock's own Lua code, where it waits for the first
--- instruction outside it (src/watchdog.c). This sweep requests such an
+-- instruction outside it (src/features/watchdog.c). This sweep requests such an
 -- interrupt at every N-th instruction of that code (lua/cosock.lua and
 -- lua/cosock/: op, signal, when, channel, ...), for N = 1, 2, 3, ... (one
 -- interrupt per try), and raises it as the watchdog would: at the first

@@ -1,4 +1,4 @@
-/* ls_layout_test: the layout probe of src/luasocket_tcp.c against the
+/* ls_layout_test: the layout probe of src/features/luasocket_tcp.c against the
  * LuaSocket the tests run with, on the platform they run on (make check runs
  * it natively; scripts/cross-test.sh on arm64 and armhf under qemu, where
  * pointers, size_t and the struct padding differ). It says which way the
