@@ -74,10 +74,10 @@ m.op = require "cosock.op"
 -- TLS run where LuaSec is not installed.
 setmetatable(m, {
   __index = function(t, k)
-    if k == "ssl" then
-      local ssl = require "cosock.ssl"
-      rawset(t, "ssl", ssl)
-      return ssl
+    if k == "ssl" or k == "scope" or k == "sync" then -- (scope, sync: doc/structured-concurrency.md)
+      local mod = require("cosock." .. k)
+      rawset(t, k, mod)
+      return mod
     end
   end,
 })

@@ -61,6 +61,7 @@ build = {
     ["cosock.timer"] = "lua/cosock/timer.lua",
     ["cosock.when"] = "lua/cosock/when.lua",
     ["cosock.op"] = "lua/cosock/op.lua",
+    ["cosock.scope"] = "lua/cosock/scope.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
@@ -70,7 +71,7 @@ build = {
         "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
         "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
-        "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
+        "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c", "src/cancel.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src" },
@@ -89,7 +90,7 @@ build = {
             "src/handle.c", "src/metadata.c", "src/wrapper.c", "src/luasocket_tcp.c",
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
             "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
-            "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
+            "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c", "src/cancel.c",
             "src/lib/poller_epoll.c",
           },
         },

@@ -68,7 +68,10 @@ typedef struct cn_task {
   int64_t busy_ns;          /* time spent on it, while accounting is on */
   uint64_t allocated;       /* bytes allocated while it ran */
   /* wrapper.c */
-  const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
+  const void *sent_by;
+  /* cancel.c: a scope's task, cancelled, and its scope's deadline (0: none) */
+  unsigned char scoped, cancel;
+  double cdeadline;      /* the wrapper that last sent in this task's coroutine (a hint) */
 } cn_task;
 
 /* The task in slot, or NULL unless the slot is in use. */

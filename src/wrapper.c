@@ -23,6 +23,7 @@
 
 #include <lauxlib.h>
 
+#include "cancel.h"
 #include "lib/clock.h"
 #include "luasocket_tcp.h"
 #include "park.h"
@@ -153,7 +154,9 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
 /* After a wait: true when the loop ended it with a timeout (its values are
  * on top of the stack, the third is the error). */
 static int wait_timed_out(lua_State *L, int base) {
-  return lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT));
+  int timed_out = lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT));
+  if (timed_out) cn_cancel_point(L, cn_loop_get(L)); /* a scope's cancel ends it so */
+  return timed_out;
 }
 
 /* Pushes inner's method name and inner, ready for the arguments and lua_call. */

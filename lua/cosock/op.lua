@@ -646,6 +646,7 @@ local function lone_recv(node, task)
     recv_impl.block(node, st)
     yield(recvt)
     recv_impl.unblock(node, st)
+    core.cancel_point() -- a cancelled scope's task raises here (cosock.scope)
     local saved = rawget(rx, "timeout")
     rawset(rx, "timeout", 0)
     local n, a, b = counted(receiver_receive(rx))
@@ -747,6 +748,7 @@ local function perform(o, task, tried)
     local chosen = st.committed
     withdraw_all(st, chosen)
     if chosen ~= nil then return commit(st, chosen, send_impl.finish(chosen)) end
+    core.cancel_point() -- a cancelled scope's task raises here (cosock.scope)
   end
 end
 

@@ -11,6 +11,7 @@ local udp = require "cosock.socket.udp"
 local wrap = require "cosock.socket.wrap"
 
 local yield = coroutine.yield
+local cancel_point = require("cosock.core").cancel_point
 local type, error, pcall, setmetatable, getmetatable, select, rawset, tostring =
   type, error, pcall, setmetatable, getmetatable, select, rawset, tostring
 local compat = require "cosock.compat"
@@ -27,14 +28,17 @@ local m = {}
 --- none), or nil, nil, "timeout". A nil timeout waits without limit; zero or negative
 --- times out on the next pass.
 function m.select(recvt, sendt, timeout)
-  return yield(recvt, sendt, timeout)
+  local recvr, sendr, err = yield(recvt, sendt, timeout)
+  if err == "timeout" then cancel_point() end -- a cancelled scope's task raises (cosock.scope)
+  return recvr, sendr, err
 end
 
 --- sleep(t): give the processor to other tasks for t seconds; returns nothing.
 --- As in cosock 0.2.0, t goes to the loop unchecked: a numeric string works, and
 --- no t (nil) waits without a limit (until the task is cancelled).
 function m.sleep(t)
-  yield(nil, nil, t)
+  local _, _, err = yield(nil, nil, t)
+  if err == "timeout" then cancel_point() end
 end
 
 ---------------------------------------------------------------------------
