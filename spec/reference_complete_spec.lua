@@ -146,6 +146,15 @@ describe("doc/reference.md", function()
     assert.same({}, missing(qualified("cosock.when.", cosock.when)))
   end)
 
+  it("has every name of cosock.scope and of scopes", function()
+    local scope = cosock.scope
+    assert.same({}, missing(qualified("cosock.scope.", scope)))
+    local methods
+    cosock.spawn(function() scope.run(function(s) methods = getmetatable(s).__index end) end)
+    cosock.run()
+    assert.same({}, missing(members("s", methods)))
+  end)
+
   it("has every name of cosock.op, of operations and of conditions", function()
     local op = cosock.op
     assert.same({}, missing(qualified("cosock.op.", op)))
