@@ -62,6 +62,7 @@ build = {
     ["cosock.when"] = "lua/cosock/when.lua",
     ["cosock.op"] = "lua/cosock/op.lua",
     ["cosock.scope"] = "lua/cosock/scope.lua",
+    ["cosock.sync"] = "lua/cosock/sync.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {

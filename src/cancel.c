@@ -86,6 +86,14 @@ static int l_cancel_point(lua_State *L) {
   return 0;
 }
 
+/* task_alive(co) -> whether co is a live task's coroutine (for cosock.sync,
+ * which gives back what a task that ended held). */
+static int l_task_alive(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTHREAD);
+  lua_pushboolean(L, cn_task_of(L, cn_loop_get(L), 1) != NULL);
+  return 1;
+}
+
 static int cancelled_tostring(lua_State *L) {
   lua_pushliteral(L, "cosock.scope: cancelled");
   return 1;
@@ -93,7 +101,8 @@ static int cancelled_tostring(lua_State *L) {
 
 void cn_cancel_open(lua_State *L) {
   static const luaL_Reg funcs[] = {
-    {"scope_mark", l_scope_mark}, {"cancel_point", l_cancel_point}, {NULL, NULL}
+    {"scope_mark", l_scope_mark}, {"cancel_point", l_cancel_point}, {"task_alive", l_task_alive},
+    {NULL, NULL}
   };
   luaL_checkstack(L, 4, NULL);
   lua_pushvalue(L, -2);                        /* loop, module, loop */

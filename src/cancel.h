@@ -27,7 +27,7 @@ static inline double cn_cancel_cap(const cn_task *t, double now, double when) {
   return when;
 }
 
-/* Adds scope_mark, cancel_point and cancelled to the module table on top
+/* Adds scope_mark, cancel_point, task_alive and cancelled to the module table on top
  * (the loop just below it). */
 void cn_cancel_open(lua_State *L);
 

@@ -34,6 +34,20 @@ local GRACE = 1
 local current = setmetatable({}, { __mode = "k" })
 -- co -> the cancel flag this file last gave it (to tell a handle:cancel()).
 local given = setmetatable({}, { __mode = "k" })
+-- co -> true for the tasks s:spawn started (they tell cosock.sync they ended).
+local spawned = setmetatable({}, { __mode = "k" })
+
+-- Task co ended (or was dropped): what it held in cosock.sync goes back.
+local function ended(co)
+  spawned[co] = nil
+  local sync = package.loaded["cosock.sync"]
+  if sync then sync._task_ended(co) end
+end
+
+--- For cosock.sync: whether co is a task started by s:spawn.
+function m._spawned(co)
+  return spawned[co] == true
+end
 
 local S = {}
 S.__index = S
@@ -132,6 +146,7 @@ end
 
 -- A task of scope s ended: its outcome is r (pcall's).
 local function child_ended(s, h, co, r)
+  ended(co)
   s.cos[co] = nil
   current[co] = nil
   if s.handles[h] then
@@ -158,6 +173,7 @@ function S:spawn(fn, name)
   h = spawn(function()
     local co = current_task()
     current[co] = s
+    spawned[co] = true
     s.cos[co] = true
     if s.handles[h] then s.handles[h] = co end
     apply(co)
@@ -190,6 +206,7 @@ local function drop_rest(s)
       mark(co, nil)
     end
     hard_cancel(h)
+    if co ~= true then ended(co) end
   end
 end
 
