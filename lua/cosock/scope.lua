@@ -187,11 +187,22 @@ function S:spawn(fn, name)
   return h
 end
 
--- The object the scope's own task waits on for its tasks (waker protocol).
+-- The object the scope's own task waits on for its tasks (waker protocol);
+-- the deadlock report names the tasks it waits for.
+local Wait = {
+  __name = "cosock.scope wait",
+  __index = { setwaker = function(self, _, w) self.scope.waker = w end },
+  __wait_text = function(self)
+    local names = {}
+    for h in pairs(self.scope.handles) do names[#names + 1] = "'" .. tostring(h) .. "'" end
+    table.sort(names)
+    return ("for the end of %d task%s of its scope (cosock.scope): %s"):format(#names,
+      #names == 1 and "" or "s", table.concat(names, ", "))
+  end,
+}
+Wait.__tostring = function(self) return tostring(self.scope) end
 local function waitable(s)
-  return {
-    setwaker = function(_, _, w) s.waker = w end,
-  }
+  return setmetatable({ scope = s }, Wait)
 end
 
 -- Drops the tasks (and those of nested scopes) that did not end within the

@@ -36,6 +36,21 @@ function Sem.__tostring(self)
     self.max - self.avail, self.max, n, n == 1 and "" or "s", self.last - self.first + 1)
 end
 
+-- What a waiter yields (waker protocol); the deadlock report names the
+-- holders it waits behind.
+local Wait = {
+  __name = "cosock.sync wait",
+  __index = { setwaker = function(self, _, f) self.w.waker = f end },
+  __wait_text = function(self, label_of)
+    local names = {}
+    for co in pairs(self.sem.holders) do names[#names + 1] = label_of(co) end
+    table.sort(names)
+    return ("to acquire a %s (cosock.sync), held by task %s"):format(self.sem.kind,
+      #names > 0 and table.concat(names, ", task ") or "(none)")
+  end,
+}
+Wait.__tostring = function(self) return tostring(self.sem) end
+
 local function check_self(self, what)
   if getmetatable(self) ~= Sem then
     error(("bad self to '%s' (cosock.sync lock or semaphore expected, got %s)"):format(what, type(self)), 3)
@@ -126,7 +141,7 @@ function Sem:acquire(timeout)
   end
   local deadline = timeout and monotime() + timeout
   local w = { co = co }
-  local recvt = { { setwaker = function(_, _, f) w.waker = f end } }
+  local recvt = { setmetatable({ w = w, sem = self }, Wait) }
   self.last = self.last + 1
   self[self.last] = w
   while true do
