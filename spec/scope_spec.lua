@@ -448,4 +448,29 @@ describe("cosock.scope", function()
     assert.truthy(lines[1]:find("^attempt %d+: connected, got: hello$"))
     net.assert_clean()
   end)
+
+  describe("in the middle of a TLS handshake #luasec", function()
+    local certs
+    setup(function() certs = require("spec.support.certs").generate() end)
+    teardown(function() certs.cleanup() end)
+
+    it("a deadline ends the handshake's wait; cleanup closes the socket", function()
+      local log = {}
+      local r = in_task(function()
+        local c, s = net.pair()
+        local res = pack(scope.timeout(0.05, function()
+          local ss = assert(cosock.ssl.wrap(s, certs.server_config()))
+          local ok, e = pcall(ss.dohandshake, ss) -- the client never speaks
+          ss:close()
+          log[#log + 1] = e
+          error(e, 0)
+        end))
+        c:close()
+        return unpack(res, 1, res.n)
+      end)
+      assert.same(pack(nil, "timeout"), r)
+      assert.same({ CANCELLED }, log)
+      net.assert_clean()
+    end)
+  end)
 end)
