@@ -247,6 +247,21 @@ describe("cosock.scope", function()
       assert.same(pack(true, nil, "cancelled"), r) -- a cancelled task does not fail its scope
     end)
 
+    it("handle:cancel() on a scope's task that has not run yet ends it cancelled, unrun", function()
+      local ran = false
+      local r = in_task(function()
+        return scope.run(function(s)
+          local h = s:spawn(function() ran = true end)
+          h:cancel()
+          local j = pack(h:join())
+          return j[1], j[2]
+        end)
+      end)
+      assert.is_false(ran)
+      assert.same(pack(true, nil, "cancelled"), r)
+      net.assert_clean()
+    end)
+
     it("a scope's tasks are cancelled when the scope's own task is cancelled", function()
       local log, h = {}, nil
       h = cosock.spawn(function()

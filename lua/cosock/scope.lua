@@ -44,6 +44,23 @@ local function ended(co)
   if sync then sync._task_ended(co) end
 end
 
+-- handle -> true for the tasks s:spawn made that have not run yet; "cancel"
+-- once handle:cancel() asked (they then end cancelled without running). A
+-- task that has run is a scope's task for the loop, whose handle:cancel()
+-- cancels it with cleanup (src/cancel.c).
+local unstarted = setmetatable({}, { __mode = "k" })
+do
+  local methods = core.thread_handle
+  local cancel_handle = methods.cancel
+  function methods.cancel(self)
+    if unstarted[self] then
+      unstarted[self] = "cancel"
+      return
+    end
+    return cancel_handle(self)
+  end
+end
+
 --- For cosock.sync: whether co is a task started by s:spawn.
 function m._spawned(co)
   return spawned[co] == true
@@ -177,12 +194,15 @@ function S:spawn(fn, name)
     s.cos[co] = true
     if s.handles[h] then s.handles[h] = co end
     apply(co)
-    local r = pack(pcall(fn, s))
+    local r, asked = nil, unstarted[h]
+    unstarted[h] = nil
+    if asked == "cancel" then r = pack(false, CANCELLED) else r = pack(pcall(fn, s)) end
     child_ended(s, h, co, r)
     if not r[1] then error(r[2], 0) end -- for join (the loop keeps it from the handler)
     return unpack(r, 2, r.n)
   end, name)
   s.handles[h] = true
+  unstarted[h] = true
   s.live = s.live + 1
   return h
 end
@@ -216,6 +236,7 @@ local function drop_rest(s)
       s.cos[co], current[co], given[co] = nil, nil, nil
       mark(co, nil)
     end
+    unstarted[h] = nil
     hard_cancel(h)
     if co ~= true then ended(co) end
   end
@@ -303,7 +324,10 @@ local function run_scope(opts, with_scope, fn, ...)
   }, S)
   if parent then parent.subs[s] = true end
   current[co] = s
-  if apply(co) then s.outer = true end -- its task was cancelled (handle:cancel)
+  if apply(co) then -- its task was cancelled (handle:cancel): so is the scope
+    s.outer = true
+    cancel(s)
+  end
   local r
   if with_scope then r = pack(pcall(fn, s, ...)) else r = pack(pcall(fn, ...)) end
   if not r[1] and r[2] ~= CANCELLED then fail(s, r[2]) end
