@@ -18,6 +18,7 @@
 #include <lauxlib.h>
 
 #include "cancel.h"
+#include "handle.h"
 #include "lib/clock.h"
 #include "run.h"
 #include "task.h"
@@ -51,16 +52,16 @@ int cn_is_cancellation(lua_State *L, int idx) {
 
 /* scope_mark(co, cancelled, deadline) -> whether co is a live task, and
  * whether it was cancelled (so a scope learns of a handle:cancel() of its
- * own task). Makes it a scope's task (cancelled: true or false) with that
+ * own task); co may be the task's handle too. Makes it a scope's task (cancelled: true or false) with that
  * deadline (the monotime it ends at, nil: none); cancelled nil makes it an
  * ordinary task again, which handle:cancel drops on the spot. */
 static int l_scope_mark(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
   double deadline = luaL_optnumber(L, 3, 0);
-  luaL_checktype(L, 1, LUA_TTHREAD);
+  if (lua_type(L, 1) != LUA_TTABLE) luaL_checktype(L, 1, LUA_TTHREAD);
   if (deadline != deadline) return luaL_argerror(L, 3, "deadline is NaN");
-  t = cn_task_of(L, lp, 1);
+  t = lua_type(L, 1) == LUA_TTABLE ? cn_handle_task(L, lp, 1) : cn_task_of(L, lp, 1);
   lua_pushboolean(L, t != NULL);
   if (t == NULL) return 1;
   lua_pushboolean(L, t->cancel);

@@ -49,6 +49,17 @@ static void push_co(lua_State *L, cn_loop *lp) {
   lua_remove(L, -2);
 }
 
+cn_task *cn_handle_task(lua_State *L, cn_loop *lp, int idx) {
+  cn_task *t;
+  idx = lua_absindex(L, idx);
+  cn_push_ref(L, lp->r_handle_cos);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  t = lua_isnil(L, -1) ? NULL : cn_task_of(L, lp, -1);
+  lua_pop(L, 2);
+  return t;
+}
+
 /* The live task behind the handle at index 1, or NULL. */
 static cn_task *handle_task(lua_State *L, cn_loop *lp) {
   cn_task *t;

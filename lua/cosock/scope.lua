@@ -44,23 +44,6 @@ local function ended(co)
   if sync then sync._task_ended(co) end
 end
 
--- handle -> true for the tasks s:spawn made that have not run yet; "cancel"
--- once handle:cancel() asked (they then end cancelled without running). A
--- task that has run is a scope's task for the loop, whose handle:cancel()
--- cancels it with cleanup (src/cancel.c).
-local unstarted = setmetatable({}, { __mode = "k" })
-do
-  local methods = core.thread_handle
-  local cancel_handle = methods.cancel
-  function methods.cancel(self)
-    if unstarted[self] then
-      unstarted[self] = "cancel"
-      return
-    end
-    return cancel_handle(self)
-  end
-end
-
 --- For cosock.sync: whether co is a task started by s:spawn.
 function m._spawned(co)
   return spawned[co] == true
@@ -193,16 +176,16 @@ function S:spawn(fn, name)
     spawned[co] = true
     s.cos[co] = true
     if s.handles[h] then s.handles[h] = co end
-    apply(co)
-    local r, asked = nil, unstarted[h]
-    unstarted[h] = nil
-    if asked == "cancel" then r = pack(false, CANCELLED) else r = pack(pcall(fn, s)) end
+    local r
+    -- handle:cancel() before it ran (the loop knew it as a scope's task
+    -- from the start, so that cancel only marked it): it does not run.
+    if apply(co) then r = pack(false, CANCELLED) else r = pack(pcall(fn, s)) end
     child_ended(s, h, co, r)
     if not r[1] then error(r[2], 0) end -- for join (the loop keeps it from the handler)
     return unpack(r, 2, r.n)
   end, name)
   s.handles[h] = true
-  unstarted[h] = true
+  mark(h, s.cancelled, s.deadline_at) -- a scope's task from the start (handle:cancel)
   s.live = s.live + 1
   return h
 end
@@ -234,9 +217,8 @@ local function drop_rest(s)
     s.live = s.live - 1
     if co ~= true then -- it started: an ordinary task again, then dropped
       s.cos[co], current[co], given[co] = nil, nil, nil
-      mark(co, nil)
     end
-    unstarted[h] = nil
+    mark(h, nil)
     hard_cancel(h)
     if co ~= true then ended(co) end
   end
