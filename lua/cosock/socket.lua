@@ -27,10 +27,13 @@ local m = {}
 --- The loop resumes the task with the lists of ready objects (nil for a kind with
 --- none), or nil, nil, "timeout". A nil timeout waits without limit; zero or negative
 --- times out on the next pass.
+local function resumed(...)
+  if select(3, ...) == "timeout" then cancel_point() end -- a cancelled scope's task raises (cosock.scope)
+  return ...
+end
+
 function m.select(recvt, sendt, timeout)
-  local recvr, sendr, err = yield(recvt, sendt, timeout)
-  if err == "timeout" then cancel_point() end -- a cancelled scope's task raises (cosock.scope)
-  return recvr, sendr, err
+  return resumed(yield(recvt, sendt, timeout))
 end
 
 --- sleep(t): give the processor to other tasks for t seconds; returns nothing.
