@@ -221,6 +221,26 @@ describe("cosock.scope", function()
       assert.same({ "d2", "d1" }, log)
     end)
 
+    it("cancel during cleanup: a deferred function's wait obeys an enclosing scope's deadline", function()
+      local log = {}
+      local r = in_task(function()
+        return scope.timeout(0.02, function()
+          scope.run(function(s)
+            s:defer(function()
+              local ok, e = pcall(sleep, 30) -- the outer deadline ends it
+              log[#log + 1] = e
+            end)
+            local ok, e = pcall(forever)
+            log[#log + 1] = e
+            error(e, 0)
+          end)
+          return "not reached"
+        end)
+      end)
+      assert.same(pack(nil, "timeout"), r)
+      assert.same({ CANCELLED, CANCELLED }, log)
+    end)
+
     it("a defer's error fails a scope that had none", function()
       local r = in_task(function()
         return scope.run(function(s) s:defer(function() error("in defer", 0) end) return 1 end)
