@@ -327,8 +327,8 @@ describe("cosock.scope", function()
     it("cancels a task waiting on a socket, and its cleanup closes it", function()
       local closed
       local r = in_task(function()
+        local c, srv = net.pair()
         return scope.timeout(0.05, function()
-          local c, srv = net.pair()
           local ok, e = pcall(c.receive, c)
           c:close(); srv:close()
           closed = e
