@@ -63,16 +63,14 @@ local function tells(co)
   return scope ~= nil and scope._spawned(co)
 end
 
+-- (What may allocate comes first: a memory error leaves the permit free.)
 local function take(self, co)
-  self.avail = self.avail - 1
-  self.holders[co] = (self.holders[co] or 0) + 1
-  if not tells(co) then self.untold = (self.untold or 0) + 1 end
-  local h = held[co]
-  if h == nil then
-    h = {}
-    held[co] = h
-  end
+  local h = held[co] or {}
   h[self] = true
+  held[co] = h
+  if not tells(co) then self.untold = (self.untold or 0) + 1 end
+  self.holders[co] = (self.holders[co] or 0) + 1
+  self.avail = self.avail - 1
 end
 
 local function give_back(self, co, n)
