@@ -107,7 +107,7 @@ describe("cosock.scope", function()
       local r = in_task(function()
         local h1, h2
         local ok, err = scope.run(function(s)
-          h1 = s:spawn(function() error("one", 0) end, "a")
+          h1 = s:spawn(function() sleep(0); error("one", 0) end, "a")
           h2 = s:spawn(function()
             local ok2, e = pcall(forever)
             assert(e == CANCELLED)
@@ -265,6 +265,21 @@ describe("cosock.scope", function()
       end)
       assert.same({ CANCELLED }, log)
       assert.same(pack(true, nil, "cancelled"), r) -- a cancelled task does not fail its scope
+    end)
+
+    it("a task of a scope cancelled before it ran does not run", function()
+      local ran = false
+      local r = in_task(function()
+        local h
+        local ok, err = scope.run(function(s)
+          s:spawn(function() error("first", 0) end)
+          h = s:spawn(function() ran = true end)
+        end)
+        return ok, err, pack(h:join())
+      end)
+      assert.is_false(ran)
+      assert.same({ false, "first" }, { r[1], r[2] })
+      assert.same(pack(nil, "cancelled"), r[3])
     end)
 
     it("handle:cancel() on a scope's task that has not run yet ends it cancelled, unrun", function()

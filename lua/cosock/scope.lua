@@ -85,24 +85,28 @@ local function wake(s)
   end
 end
 
--- Cancels s and every scope nested in it, then tells their tasks.
-local function cancel_tree(s, cos)
+-- Marks s and every scope nested in it cancelled; collects them and their
+-- tasks.
+local function cancel_tree(s, cos, scopes)
   if not s.cancelled then
     s.cancelled = true
+    scopes[s] = true
     cos[s.owner] = true
     for co in pairs(s.cos) do cos[co] = true end
-    for sub in pairs(s.subs) do cancel_tree(sub, cos) end
+    for sub in pairs(s.subs) do cancel_tree(sub, cos, scopes) end
   end
-  return cos
 end
 
 local function cancel(s)
   if s.ended or s.cancelled then return end
-  local cos = cancel_tree(s, {})
-  for co in pairs(cos) do
-    apply(co)
-    local sc = current[co]
-    if sc then wake(sc) end
+  local cos, scopes = {}, {}
+  cancel_tree(s, cos, scopes)
+  for co in pairs(cos) do apply(co) end
+  for sc in pairs(scopes) do
+    for h, co in pairs(sc.handles) do -- tasks that have not run yet: they will not
+      if co == true then mark(h, true, sc.deadline_at) end
+    end
+    wake(sc)
   end
   wake(s)
 end
@@ -324,9 +328,9 @@ local function run_scope(opts, with_scope, fn, ...)
   local cancelled_here = not r[1] and r[2] == CANCELLED
   local outer = s.outer or (parent ~= nil and (parent.cancelled or
     (parent.deadline_at ~= nil and monotime() >= parent.deadline_at)))
-  if s.outer and parent == nil then
+  if s.outer then -- its task was cancelled (handle:cancel): it stays so
     given[co] = true
-    mark(co, true, nil) -- its task was cancelled: it stays so, and ends "cancelled"
+    mark(co, true, parent and parent.deadline_at)
   else
     apply(co)
   end
