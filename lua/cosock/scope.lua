@@ -149,19 +149,32 @@ function S:defer(fn)
 end
 
 -- A task of scope s ended: its outcome is r (pcall's).
+-- (What cannot allocate first: a memory error after it costs no count.)
 local function child_ended(s, h, co, r)
-  ended(co)
   s.cos[co] = nil
   current[co] = nil
   if s.handles[h] then
     s.handles[h] = nil
     s.live = s.live - 1
   end
+  wake(s)
   if not r[1] and r[2] ~= CANCELLED then fail(s, r[2]) end
   if not r[1] and r[2] == CANCELLED and s.own_deadline and monotime() >= s.own_deadline then
     s.expired = true -- its deadline cut it short
   end
-  wake(s)
+  ended(co)
+end
+
+-- A task of s begins: it is the scope's (allocates: under its pcall).
+local function child_start(s, h, co, fn)
+  current[co] = s
+  spawned[co] = true
+  s.cos[co] = true
+  if s.handles[h] then s.handles[h] = co end
+  -- handle:cancel() before it ran, or its scope's cancel (the loop knew it
+  -- as a scope's task from the start, so they only marked it): no run.
+  if apply(co) then error(CANCELLED, 0) end
+  return fn(s)
 end
 
 --- s:spawn(fn, name) -> handle: starts fn(s) as a task of the scope (a normal
@@ -176,14 +189,7 @@ function S:spawn(fn, name)
   local s, h = self, nil
   h = spawn(function()
     local co = current_task()
-    current[co] = s
-    spawned[co] = true
-    s.cos[co] = true
-    if s.handles[h] then s.handles[h] = co end
-    local r
-    -- handle:cancel() before it ran (the loop knew it as a scope's task
-    -- from the start, so that cancel only marked it): it does not run.
-    if apply(co) then r = pack(false, CANCELLED) else r = pack(pcall(fn, s)) end
+    local r = pack(pcall(child_start, s, h, co, fn))
     child_ended(s, h, co, r)
     if not r[1] then error(r[2], 0) end -- for join (the loop keeps it from the handler)
     return unpack(r, 2, r.n)

@@ -89,10 +89,11 @@ end
 local function grant(self)
   while self.avail > 0 and self.first <= self.last do
     local w = self[self.first]
+    local ready = not w.left and alive(w.co)
+    if ready then take(self, w.co) end -- (first: a memory error leaves w in line)
     self[self.first] = nil
     self.first = self.first + 1
-    if not w.left and alive(w.co) then
-      take(self, w.co)
+    if ready then
       w.granted = true
       local f = w.waker
       w.waker = nil
