@@ -467,6 +467,22 @@ describe("cosock.scope", function()
       assert.same(pack(nil, "timeout"), r)
     end)
 
+    it("a task the loop drops (a bad yield) fails its scope, which still ends", function()
+      local r
+      cosock.spawn(function()
+        r = pack(scope.run(function(s)
+          s:spawn(function() coroutine.yield(nil, nil, {}) end, "bad")
+          forever()
+        end))
+      end, "owner")
+      local ok, err = pcall(cosock.run) -- the bad yield ends run, as for any task
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("invalid timeout", 1, true))
+      net.run()
+      assert.same(pack(false, "cosock.scope: task bad was dropped by the loop"), r)
+      net.assert_clean()
+    end)
+
     it("checks its options", function()
       local r = in_task(function()
         return pcall(scope.run, { timeout = "x" }, function() end)

@@ -197,6 +197,18 @@ function S:spawn(fn, name)
   s.handles[h] = true
   mark(h, s.cancelled, s.deadline_at) -- a scope's task from the start (handle:cancel)
   s.live = s.live + 1
+  -- Told when the task ends however it ends: one the loop dropped (its wait
+  -- could not be made) never reached child_ended, and fails the scope.
+  h:setwaker("recvr", function()
+    local co = s.handles[h]
+    if co == nil then return end
+    s.handles[h] = nil
+    s.live = s.live - 1
+    if co ~= true then s.cos[co], current[co] = nil, nil end
+    wake(s)
+    fail(s, "cosock.scope: task " .. tostring(h) .. " was dropped by the loop")
+    if co ~= true then ended(co) end
+  end)
   return h
 end
 
