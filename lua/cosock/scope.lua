@@ -190,7 +190,11 @@ function S:spawn(fn, name)
   h = spawn(function()
     local co = current_task()
     local r = pack(pcall(child_start, s, h, co, fn))
-    child_ended(s, h, co, r)
+    local ok, e = pcall(child_ended, s, h, co, r)
+    if not ok then -- (a memory error): an ordinary task's error, for run or the handler
+      mark(co, nil)
+      error(e, 0)
+    end
     if not r[1] then error(r[2], 0) end -- for join (the loop keeps it from the handler)
     return unpack(r, 2, r.n)
   end, name)
@@ -307,17 +311,10 @@ local function check_opts(opts)
   return deadline, grace
 end
 
--- Runs fn(s, ...) (fn(...) without with_scope) in a new scope in the calling
--- task. Returns the status ("ok", "failed", "timeout", "cancelled"), then
--- fn's results or the error.
-local function run_scope(opts, with_scope, fn, ...)
-  if type(fn) ~= "function" then
-    error("bad argument to 'cosock.scope' (function expected, got " .. type(fn) .. ")", 3)
-  end
-  local own_deadline, grace = nil, nil
-  if opts ~= nil then own_deadline, grace = check_opts(opts) end
-  local co = current_task()
-  if co == nil then error("cosock.scope: must be called from a cosock task", 3) end
+-- Runs fn(s, ...) (fn(...) without with_scope) in a new scope s in task co.
+-- Returns the status ("ok", "failed", "timeout", "cancelled"), then fn's
+-- results or the error.
+local function scoped_run(co, own_deadline, grace, with_scope, fn, ...)
   local parent = current[co]
   local deadline = parent and parent.deadline_at
   if own_deadline and (deadline == nil or own_deadline < deadline) then deadline = own_deadline end
@@ -358,6 +355,29 @@ local function run_scope(opts, with_scope, fn, ...)
   if s.expired then return "timeout" end
   if cancelled_here then return "cancelled" end
   return "ok", unpack(r, 2, r.n)
+end
+
+-- An error out of the scope's own bookkeeping (a memory error): the task is
+-- what it was before the scope, and the error goes on.
+local function settled(co, parent, ok, ...)
+  if ok then return ... end
+  local err = ...
+  if err ~= CANCELLED then
+    current[co] = parent
+    apply(co)
+  end
+  error(err, 0)
+end
+
+local function run_scope(opts, with_scope, fn, ...)
+  if type(fn) ~= "function" then
+    error("bad argument to 'cosock.scope' (function expected, got " .. type(fn) .. ")", 3)
+  end
+  local own_deadline, grace = nil, nil
+  if opts ~= nil then own_deadline, grace = check_opts(opts) end
+  local co = current_task()
+  if co == nil then error("cosock.scope: must be called from a cosock task", 3) end
+  return settled(co, current[co], pcall(scoped_run, co, own_deadline, grace, with_scope, fn, ...))
 end
 
 local function results(status, ...)
