@@ -63,6 +63,8 @@ build = {
     ["cosock.op"] = "lua/cosock/op.lua",
     ["cosock.ossignal"] = "lua/cosock/ossignal.lua",
     ["cosock.stop"] = "lua/cosock/stop.lua",
+    ["cosock.scope"] = "lua/cosock/scope.lua",
+    ["cosock.sync"] = "lua/cosock/sync.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
@@ -73,7 +75,7 @@ build = {
         "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
         "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
         "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
-        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c",
+        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c", "src/cancel.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src" },
@@ -93,7 +95,7 @@ build = {
             "src/channel.c", "src/timer_object.c", "src/lib/chan_line.c",
             "src/alloc_count.c", "src/accounting.c", "src/watchdog.c", "src/resolver.c",
             "src/predicate.c", "src/wakers.c", "src/sigwait.c", "src/current_task.c",
-        "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c",
+            "src/fidelity.c", "src/step.c", "src/embed.c", "src/ossignal.c", "src/cancel.c",
             "src/lib/poller_epoll.c",
           },
         },

@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 
 #include "accounting.h"
+#include "cancel.h"
 #include "channel.h"
 #include "current_task.h"
 #include "fidelity.h"
@@ -172,6 +173,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_wakers_open(L);
   cn_sigwait_open(L);
   cn_fid_open(L);
+  cn_cancel_open(L);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

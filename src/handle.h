@@ -13,6 +13,8 @@ void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
 void cn_handle_open(lua_State *L);
 void cn_handle_free(lua_State *L, cn_loop *lp);
 int cn_handle_is_self(lua_State *L);          /* core.handle_is_self */
+/* The live task behind the handle at index idx, or NULL (any other value). */
+cn_task *cn_handle_task(lua_State *L, cn_loop *lp, int idx);
 
 /* How a task ended, for join. */
 enum { CN_ENDED_RETURNED = 1, CN_ENDED_RAISED, CN_ENDED_CANCELLED };

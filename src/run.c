@@ -13,6 +13,7 @@
 #include <lauxlib.h>
 
 #include "accounting.h"
+#include "cancel.h"
 #include "compat.h"
 #include "handle.h"
 #include "lib/clock.h"
@@ -74,6 +75,7 @@ static void push_task_line(lua_State *L, cn_loop *lp, int name, int site, int li
  * with no handler, run raises it. The task is freed first. */
 static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   int base = lua_gettop(L), type = lua_type(co, -1), site = t->site, line = t->site_line;
+  int scoped = t->scoped;
   if (!lua_checkstack(L, 8)) {                 /* no room: the task goes all the same */
     cn_task_free(L, lp, t);
     luaL_error(L, "cosock: out of memory");
@@ -90,7 +92,10 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
     lua_replace(L, base + 4);
   }
   lua_settop(co, 0);
-  cn_handle_finish(L, lp, base + 1, CN_ENDED_RAISED, base + 4, 1);
+  /* A scope's task: its scope has the error (cancel.c), join sees it. */
+  cn_handle_finish(L, lp, base + 1, scoped && cn_is_cancellation(L, base + 4) ? CN_ENDED_CANCELLED
+                   : CN_ENDED_RAISED, base + 4, scoped && cn_is_cancellation(L, base + 4) ? 0 : 1);
+  if (scoped) { lua_settop(L, base); return; }
   cn_push_ref(L, lp->run.r_errh);              /* base+5 */
   if (!lua_isfunction(L, base + 5)) {
     lua_pushvalue(L, base + 4);

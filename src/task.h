@@ -72,6 +72,9 @@ typedef struct cn_task {
   int site, site_line;
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
+  /* cancel.c: a scope's task, cancelled, and its scope's deadline (0: none) */
+  unsigned char scoped, cancel;
+  double cdeadline;
 } cn_task;
 
 /* The task in slot, or NULL unless the slot is in use. */

@@ -31,6 +31,8 @@ local handles = { n = 0 }
 local LIMIT = 2 -- seconds: no wait of a healthy run comes near it (also under valgrind)
 
 function W.prepare()
+  require "cosock.scope" -- (loaded with allocation on: the sweep covers their use)
+  require "cosock.sync"
   for i = 1, MAX_TASKS do handles[i] = false end
   handles.n = 0
 end
@@ -319,7 +321,38 @@ local function ops(checks)
   end, "op receiver")
 end
 
-local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops }
+-- cosock.scope and cosock.sync: a scope whose failing task cancels one
+-- waiting in line for a lock (its pcall cleanup runs), then a
+-- scope.timeout that cancels a sleep. (No timing: the waiter is in line
+-- before the other task fails.)
+local function scopes(checks)
+  local scope, sync = require "cosock.scope", require "cosock.sync"
+  spawn(function()
+    local lock = sync.lock()
+    local ok, err = scope.run({ timeout = LIMIT }, function(s)
+      assert(lock:acquire())
+      s:spawn(function()
+        local got, e = compat.pcall(lock.acquire, lock, LIMIT) -- cancelled in line
+        if not got then error(e, 0) end
+        lock:release()
+      end, "waiter")
+      s:spawn(function() socket.sleep(0); error("scoped", 0) end, "failer")
+      socket.sleep(LIMIT)
+    end)
+    if lock:held() > 0 then lock:release() end -- (not held when a memory error cut fn short)
+    -- (a memory error in a scope's task goes to the scope: err then says so;
+    -- a task whose wait could not be made is dropped by the loop, which fails
+    -- the scope; a memory error in the scope's own bookkeeping can leave it
+    -- to end at its deadline)
+    local e = tostring(err)
+    assert(ok == false and (e == "scoped" or e == "timeout" or e:find("memory", 1, true)
+      or e:find("dropped by the loop", 1, true)), e)
+    assert(scope.timeout(0.001, socket.sleep, LIMIT) == nil)
+    checks.scopes = true
+  end, "scope owner")
+end
+
+local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops, scopes }
 
 function W.run()
   local checks = {}
@@ -328,7 +361,7 @@ function W.run()
   assert(not ok and tostring(err):find("boom", 1, true), "run should raise boom, got: " .. tostring(err))
   cosock.run()
   assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.signals
-    and checks.additions and checks.accounting and checks.ops, "a section did not finish")
+    and checks.additions and checks.accounting and checks.ops and checks.scopes, "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   return true

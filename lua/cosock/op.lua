@@ -787,6 +787,7 @@ local function lone_recv(node, task)
     recv_impl.block(node, st)
     yield(recvt)
     recv_impl.unblock(node, st)
+    core.cancel_point() -- a cancelled scope's task raises here (cosock.scope)
     if rx_ready(rx) then
       st.done = true
       return try_receive(rx) -- (a tail call: see perform)
@@ -881,6 +882,7 @@ local function perform(o, task, tried)
     local chosen = st.committed
     withdraw_all(st, chosen)
     if chosen then return commit(st, chosen, send_impl.finish(chosen)) end
+    core.cancel_point() -- a cancelled scope's task raises here (cosock.scope)
   end
 end
 
