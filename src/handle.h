@@ -5,6 +5,7 @@
 #include "compat.h"
 
 #include "loop.h"
+#include "task.h"
 
 /* Pushes a new handle for the task of the coroutine at index co, named by
  * the value at index name (may raise: nothing is taken yet). */
