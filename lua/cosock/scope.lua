@@ -138,6 +138,26 @@ function S:deadline()
   return self.deadline_at
 end
 
+--- s:wait_op() -> a cosock.op operation, ready once the scope has ended;
+--- its results are what scope.run returned (true, ... | false, err).
+function S:wait_op()
+  if getmetatable(self) ~= S then error("bad self to 'wait_op' (cosock.scope expected)", 2) end
+  local c = self.done
+  if c == nil then
+    c = require("cosock.op").cond()
+    self.done = c
+    if self.outcome then c:signal() end
+  end
+  local s = self
+  return c:wait_op():wrap(function() return unpack(s.outcome, 1, s.outcome.n) end)
+end
+
+-- The scope ended with these results (scope.run's): kept for wait_op.
+local function outcome(s, ...)
+  s.outcome = pack(...)
+  if s.done then s.done:signal() end
+end
+
 --- s:defer(fn): fn() runs when the scope ends (after its tasks ended, its
 --- own cancellation lifted), last deferred first, whether it ended well or not.
 function S:defer(fn)
@@ -350,10 +370,23 @@ local function scoped_run(co, own_deadline, grace, with_scope, fn, ...)
     apply(co)
   end
   run_defers(s)
-  if s.failed then return "failed", s.err end
-  if outer and (cancelled_here or s.outer) then error(CANCELLED, 0) end
-  if s.expired then return "timeout" end
-  if cancelled_here then return "cancelled" end
+  if s.failed then
+    outcome(s, false, s.err)
+    return "failed", s.err
+  end
+  if outer and (cancelled_here or s.outer) then
+    outcome(s, false, "cancelled")
+    error(CANCELLED, 0)
+  end
+  if s.expired then
+    outcome(s, false, "timeout")
+    return "timeout"
+  end
+  if cancelled_here then
+    outcome(s, false, "cancelled")
+    return "cancelled"
+  end
+  outcome(s, true, unpack(r, 2, r.n))
   return "ok", unpack(r, 2, r.n)
 end
 

@@ -10,6 +10,7 @@
 --- (cosock.scope): a cancelled waiter leaves the line and raises.
 
 local core = require "cosock.core"
+local op = require "cosock.op"
 
 local current_task, monotime, alive = core.current_task, core.monotime, core.task_alive
 local cancel_point = core.cancel_point
@@ -50,6 +51,13 @@ local Wait = {
   end,
 }
 Wait.__tostring = function(self) return tostring(self.sem) end
+-- An acquire_op's perform waits on its own waker; this only names the lock
+-- in the deadlock report (the loop's waker is not needed: a grant wakes the
+-- perform through cosock.op).
+local OpWait = {
+  __name = Wait.__name, __wait_text = Wait.__wait_text, __tostring = Wait.__tostring,
+  __index = { setwaker = function() end },
+}
 
 local function check_self(self, what)
   if getmetatable(self) ~= Sem then
@@ -85,15 +93,20 @@ local function give_back(self, co, n)
   self.avail = self.avail + n
 end
 
--- Serves the line: each waiter still waiting gets a permit, in order.
+-- Serves the line: each waiter still waiting gets a permit, in order. An
+-- acquire_op's waiter (w.st: its perform) only when its perform has not
+-- chosen another operation: the permit is then its chosen result.
 local function grant(self)
   while self.avail > 0 and self.first <= self.last do
     local w = self[self.first]
-    local ready = not w.left and alive(w.co)
+    local st = w.st
+    local ready = not w.left and alive(w.co) and not (st and (st.committed or st.done))
     if ready then take(self, w.co) end -- (first: a memory error leaves w in line)
     self[self.first] = nil
     self.first = self.first + 1
-    if ready then
+    if ready and st then
+      op._grant(st, w.inst)
+    elseif ready then
       w.granted = true
       local f = w.waker
       w.waker = nil
@@ -123,6 +136,20 @@ local function check_timeout(timeout)
   end
 end
 
+-- Takes the lock or a permit for co when it is free and no one waits for
+-- it (true); raises for a lock co holds already (level: of the caller).
+local function try_take(self, co, level)
+  if self.kind == "lock" and self.holders[co] then
+    error("cosock.sync: the lock is already held by this task", level + 1)
+  end
+  if self.avail == 0 then sweep(self) end
+  if self.avail > 0 and self.first > self.last then
+    take(self, co)
+    return true
+  end
+  return false
+end
+
 --- acquire([timeout]) -> true | nil, "timeout": waits (in a task) for the
 --- lock or a permit, at most timeout seconds (nil: no limit).
 function Sem:acquire(timeout)
@@ -130,14 +157,7 @@ function Sem:acquire(timeout)
   check_timeout(timeout)
   local co = current_task()
   if co == nil then error("cosock.sync: acquire must be called from a cosock task", 2) end
-  if self.kind == "lock" and self.holders[co] then
-    error("cosock.sync: the lock is already held by this task", 2)
-  end
-  if self.avail == 0 then sweep(self) end
-  if self.avail > 0 and self.first > self.last then
-    take(self, co)
-    return true
-  end
+  if try_take(self, co, 2) then return true end
   local deadline = timeout and monotime() + timeout
   local w = { co = co }
   local recvt = { setmetatable({ w = w, sem = self }, Wait) }
@@ -158,6 +178,49 @@ function Sem:acquire(timeout)
     sweep(self)
     if w.granted then return true end
   end
+end
+
+-- acquire_op's operation: tried as acquire tries; waiting, a place in
+-- line that a grant commits (cosock.op's _grant), so a choice takes the
+-- permit only when it chose this operation.
+local GRANTED = { true, n = 1 }
+local acquire_impl = {}
+
+function acquire_impl.try(inst)
+  if try_take(inst.node.a, current_task(), 3) then return GRANTED end
+end
+
+function acquire_impl.block(inst, st)
+  local self = inst.node.a
+  local w = { co = st.task, st = st, inst = inst }
+  inst.w = w
+  st.recvt[#st.recvt + 1] = setmetatable({ w = w, sem = self }, OpWait)
+  self.last = self.last + 1
+  self[self.last] = w
+  if self.untold and self.untold > 0 and (st.timeout == nil or st.timeout > RECHECK) then
+    st.timeout = RECHECK -- (a holder that cannot say it ended: look again)
+  end
+  grant(self) -- (freed since the try: by this perform's own sends)
+end
+
+function acquire_impl.unblock(inst)
+  local w = inst.w
+  if w then
+    w.left = true
+    inst.w = nil
+  end
+end
+
+function acquire_impl.finish()
+  return GRANTED
+end
+
+--- acquire_op() -> a cosock.op operation: ready when acquire would not
+--- wait; performing it takes the lock or a permit (true). In a choice the
+--- permit is taken only when this operation is the one chosen.
+function Sem:acquire_op()
+  check_self(self, "acquire_op")
+  return op._base(acquire_impl, self)
 end
 
 --- release(): gives back one permit (the lock) the calling task holds.
