@@ -55,7 +55,7 @@ end
 local documented = entries(read_reference())
 
 -- Private names the modules export for their own use (not API).
-local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true }
+local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true, _base = true, _grant = true }
 
 local function sorted_keys(t)
   local out = {}

@@ -217,4 +217,17 @@ describe("cosock.op with cosock.sync and cosock.scope", function()
       assert.truthy(r[3]:find("bad self to 'wait_op' (cosock.scope expected)", 1, true))
     end)
   end)
+
+  it("examples/sync_op.lua prints what its header says", function()
+    local L = require "spec.support.loop"
+    local out, ok, err = L.capture(dofile, "examples/sync_op.lua")
+    assert(ok, err)
+    assert.equal(table.concat({
+      "choice: message 'config changed' (lock held: 0)",
+      "choice: lock (lock held: 1)",
+      "workers: 6 done, at most 2 at once",
+      "watcher: the scope ended: true 6",
+    }, "\n") .. "\n", out)
+    net.assert_clean()
+  end)
 end)
