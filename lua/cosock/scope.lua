@@ -179,8 +179,11 @@ local function child_ended(s, h, co, r)
   end
   wake(s)
   if not r[1] and r[2] ~= CANCELLED then fail(s, r[2]) end
-  if not r[1] and r[2] == CANCELLED and s.own_deadline and monotime() >= s.own_deadline then
-    s.expired = true -- its deadline cut it short
+  if not r[1] and r[2] == CANCELLED then
+    s.cut = true -- (a cancellation from outside passes on: scoped_run)
+    if s.own_deadline and monotime() >= s.own_deadline then
+      s.expired = true -- its deadline cut it short
+    end
   end
   ended(co)
 end
@@ -264,6 +267,7 @@ local function drop_rest(s)
     if co ~= true then -- it started: an ordinary task again, then dropped
       s.cos[co], current[co], given[co] = nil, nil, nil
     end
+    s.cut = true
     mark(h, nil)
     hard_cancel(h)
     if co ~= true then ended(co) end
@@ -374,7 +378,9 @@ local function scoped_run(co, own_deadline, grace, with_scope, fn, ...)
     outcome(s, false, s.err)
     return "failed", s.err
   end
-  if outer and (cancelled_here or s.outer) then
+  -- Cut short by an enclosing scope's cancellation or deadline: the
+  -- cancellation goes on to it (the task's next wait would raise anyway).
+  if outer and (cancelled_here or s.outer or s.cut) then
     outcome(s, false, "cancelled")
     error(CANCELLED, 0)
   end
