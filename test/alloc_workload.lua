@@ -352,7 +352,39 @@ local function scopes(checks)
   end, "scope owner")
 end
 
-local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops, scopes }
+-- cosock.op over cosock.sync and cosock.scope: a choice between a lock's
+-- acquire_op and a message, the lock given while the chooser waits in line
+-- (a grant that commits its perform); then a scope's end as an operation.
+local function scope_ops(checks)
+  local scope, sync = require "cosock.scope", require "cosock.sync"
+  spawn(function()
+    local lock = sync.lock()
+    local tx, rx = channel.new()
+    local ok, s = scope.run({ timeout = LIMIT }, function(s)
+      assert(lock:acquire())
+      s:spawn(function()
+        local got = op.choice(lock:acquire_op(), op.recv(rx)):perform()
+        assert(got == true and lock:held() == 1)
+        lock:release()
+      end, "chooser")
+      socket.sleep(0) -- (the chooser is in line)
+      lock:release()
+      assert(tx:send("unused"))
+      return s
+    end)
+    if ok then
+      assert(op.choice(s:wait_op(), op.sleep(LIMIT)):perform() == true)
+      assert(lock:available() == 1)
+    else -- (as in scopes: a memory error, or the chooser dropped by the loop)
+      local e = tostring(s)
+      assert(e:find("memory", 1, true) or e:find("dropped by the loop", 1, true), e)
+    end
+    checks.scope_ops = true
+  end, "scope ops")
+end
+
+local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops, scopes,
+  scope_ops }
 
 function W.run()
   local checks = {}
@@ -361,7 +393,8 @@ function W.run()
   assert(not ok and tostring(err):find("boom", 1, true), "run should raise boom, got: " .. tostring(err))
   cosock.run()
   assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.signals
-    and checks.additions and checks.accounting and checks.ops and checks.scopes, "a section did not finish")
+    and checks.additions and checks.accounting and checks.ops and checks.scopes
+    and checks.scope_ops, "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   return true

@@ -104,6 +104,7 @@ local function grant(self)
     if ready then take(self, w.co) end -- (first: a memory error leaves w in line)
     self[self.first] = nil
     self.first = self.first + 1
+    if st then w.out = true end -- (a field it has: no allocation)
     if ready and st then
       op._grant(st, w.inst)
     elseif ready then
@@ -161,8 +162,8 @@ function Sem:acquire(timeout)
   local deadline = timeout and monotime() + timeout
   local w = { co = co }
   local recvt = { setmetatable({ w = w, sem = self }, Wait) }
+  self[self.last + 1] = w -- (then counted: a memory error leaves no hole in line)
   self.last = self.last + 1
-  self[self.last] = w
   while true do
     local wait = deadline and deadline - monotime()
     if wait and wait <= 0 then
@@ -192,11 +193,16 @@ end
 
 function acquire_impl.block(inst, st)
   local self = inst.node.a
-  local w = { co = st.task, st = st, inst = inst }
-  inst.w = w
+  local w = inst.w
+  if w and not w.out then -- waiting again (woken by another operation): same place
+    w.left = false
+  else
+    w = { co = st.task, st = st, inst = inst, left = false, out = false }
+    self[self.last + 1] = w -- (then counted: a memory error leaves no hole in line)
+    self.last = self.last + 1
+    inst.w = w
+  end
   st.recvt[#st.recvt + 1] = setmetatable({ w = w, sem = self }, OpWait)
-  self.last = self.last + 1
-  self[self.last] = w
   if self.untold and self.untold > 0 and (st.timeout == nil or st.timeout > RECHECK) then
     st.timeout = RECHECK -- (a holder that cannot say it ended: look again)
   end
@@ -205,10 +211,7 @@ end
 
 function acquire_impl.unblock(inst)
   local w = inst.w
-  if w then
-    w.left = true
-    inst.w = nil
-  end
+  if w then w.left = true end
 end
 
 function acquire_impl.finish()
