@@ -14,6 +14,15 @@ local CANCELLED = scope.cancelled
 
 local function tag(name) return function(...) return name, ... end end
 
+-- A task that takes lock l at once and holds it secs seconds.
+local function holder(l, secs)
+  cosock.spawn(function()
+    assert(l:acquire())
+    sleep(secs)
+    l:release()
+  end, "holder")
+end
+
 describe("cosock.op with cosock.sync and cosock.scope", function()
   before_each(function() cosock.reset() end)
 
@@ -32,11 +41,7 @@ describe("cosock.op with cosock.sync and cosock.scope", function()
 
     it("waits in the same line as acquire, first come first served", function()
       local l, order = sync.lock(), {}
-      cosock.spawn(function()
-        assert(l:acquire())
-        sleep(0.02)
-        l:release()
-      end, "holder")
+      holder(l, 0.02)
       cosock.spawn(function()
         sleep(0.005)
         assert(l:acquire(net.TIMEOUT))
@@ -136,11 +141,7 @@ describe("cosock.op with cosock.sync and cosock.scope", function()
 
     it("in a scope: a cancelled waiter raises the cancellation and leaves the line", function()
       local l, log = sync.lock(), {}
-      cosock.spawn(function()
-        assert(l:acquire())
-        sleep(0.02)
-        l:release()
-      end, "holder")
+      holder(l, 0.02)
       cosock.spawn(function()
         local r = pack(scope.run(function(s)
           s:spawn(function()

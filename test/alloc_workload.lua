@@ -321,6 +321,14 @@ local function ops(checks)
   end, "op receiver")
 end
 
+-- Whether err is what a scope may fail with under the sweep besides its
+-- own error: a memory error in a scope's task goes to the scope, and a task
+-- whose wait could not be made is dropped by the loop, which fails it.
+local function scope_memory_failure(err)
+  local e = tostring(err)
+  return e:find("memory", 1, true) or e:find("dropped by the loop", 1, true)
+end
+
 -- cosock.scope and cosock.sync: a scope whose failing task cancels one
 -- waiting in line for a lock (its pcall cleanup runs), then a
 -- scope.timeout that cancels a sleep. (No timing: the waiter is in line
@@ -340,13 +348,9 @@ local function scopes(checks)
       socket.sleep(LIMIT)
     end)
     if lock:held() > 0 then lock:release() end -- (not held when a memory error cut fn short)
-    -- (a memory error in a scope's task goes to the scope: err then says so;
-    -- a task whose wait could not be made is dropped by the loop, which fails
-    -- the scope; a memory error in the scope's own bookkeeping can leave it
-    -- to end at its deadline)
-    local e = tostring(err)
-    assert(ok == false and (e == "scoped" or e == "timeout" or e:find("memory", 1, true)
-      or e:find("dropped by the loop", 1, true)), e)
+    -- (a memory error in the scope's own bookkeeping can leave it to end at
+    -- its deadline)
+    assert(ok == false and (err == "scoped" or err == "timeout" or scope_memory_failure(err)), tostring(err))
     assert(scope.timeout(0.001, socket.sleep, LIMIT) == nil)
     checks.scopes = true
   end, "scope owner")
@@ -375,9 +379,8 @@ local function scope_ops(checks)
     if ok then
       assert(op.choice(s:wait_op(), op.sleep(LIMIT)):perform() == true)
       assert(lock:available() == 1)
-    else -- (as in scopes: a memory error, or the chooser dropped by the loop)
-      local e = tostring(s)
-      assert(e:find("memory", 1, true) or e:find("dropped by the loop", 1, true), e)
+    else
+      assert(scope_memory_failure(s), tostring(s))
     end
     checks.scope_ops = true
   end, "scope ops")
