@@ -96,7 +96,8 @@ m.op = require "cosock.op"
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
 -- TLS run where LuaSec is not installed. cosock.ossignal and cosock.stop:
 -- on first use too (a program that does not use them does not pay for them).
-local LAZY = { ssl = "cosock.ssl", ossignal = "cosock.ossignal", stop = "cosock.stop" }
+local LAZY = { ssl = "cosock.ssl", ossignal = "cosock.ossignal", stop = "cosock.stop",
+  scope = "cosock.scope", sync = "cosock.sync" } -- (scope, sync: doc/structured-concurrency.md)
 setmetatable(m, {
   __index = function(t, k)
     if LAZY[k] then

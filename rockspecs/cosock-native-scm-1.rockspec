@@ -69,6 +69,8 @@ build = {
     ["cosock.sim.tcp"] = "lua/cosock/sim/tcp.lua",
     ["cosock.sim.tls"] = "lua/cosock/sim/tls.lua",
     ["cosock.sim.udp"] = "lua/cosock/sim/udp.lua",
+    ["cosock.scope"] = "lua/cosock/scope.lua",
+    ["cosock.sync"] = "lua/cosock/sync.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
@@ -85,6 +87,7 @@ build = {
         "src/features/watchdog.c", "src/features/resolver.c", "src/features/predicate.c",
         "src/features/wakers.c", "src/features/sigwait.c", "src/features/fidelity.c",
         "src/features/step.c", "src/features/embed.c", "src/features/ossignal.c", "src/features/sim.c",
+        "src/features/cancel.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src", "src/compat", "src/loop", "src/features" },
@@ -110,6 +113,7 @@ build = {
             "src/features/watchdog.c", "src/features/resolver.c", "src/features/predicate.c",
             "src/features/wakers.c", "src/features/sigwait.c", "src/features/fidelity.c",
             "src/features/step.c", "src/features/embed.c", "src/features/ossignal.c", "src/features/sim.c",
+        "src/features/cancel.c",
             "src/lib/poller_epoll.c",
           },
         },

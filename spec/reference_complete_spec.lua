@@ -55,7 +55,7 @@ end
 local documented = entries(read_reference())
 
 -- Private names the modules export for their own use (not API).
-local PRIVATE = { _from_inner = true }
+local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true, _base = true, _grant = true }
 
 local function sorted_keys(t)
   local out = {}
@@ -144,6 +144,20 @@ describe("doc/reference.md", function()
   it("has every name of cosock.signal and cosock.when", function()
     assert.same({}, missing(qualified("cosock.signal.", cosock.signal)))
     assert.same({}, missing(qualified("cosock.when.", cosock.when)))
+  end)
+
+  it("has every name of cosock.scope and of scopes", function()
+    local scope = cosock.scope
+    assert.same({}, missing(qualified("cosock.scope.", scope)))
+    local methods
+    cosock.spawn(function() scope.run(function(s) methods = getmetatable(s).__index end) end)
+    cosock.run()
+    assert.same({}, missing(members("s", methods)))
+  end)
+
+  it("has every name of cosock.sync and of its locks and semaphores", function()
+    assert.same({}, missing(qualified("cosock.sync.", cosock.sync)))
+    assert.same({}, missing(members("sem", getmetatable(cosock.sync.lock()))))
   end)
 
   it("has every name of cosock.op, of operations and of conditions", function()

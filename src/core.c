@@ -150,6 +150,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_sigwait_open(L);
   cn_fid_open(L, lp);
   cn_sim_open(L, lp);
+  cn_cancel_open(L, lp);
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

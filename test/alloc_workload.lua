@@ -31,6 +31,8 @@ local handles = { n = 0 }
 local LIMIT = 2 -- seconds: no wait of a healthy run comes near it (also under valgrind)
 
 function W.prepare()
+  require "cosock.scope" -- (loaded with allocation on: the sweep covers their use)
+  require "cosock.sync"
   for i = 1, MAX_TASKS do handles[i] = false end
   handles.n = 0
 end
@@ -319,7 +321,73 @@ local function ops(checks)
   end, "op receiver")
 end
 
-local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops }
+-- Whether err is what a scope may fail with under the sweep besides its
+-- own error: a memory error in a scope's task goes to the scope, and a task
+-- whose wait could not be made is dropped by the loop, which fails it.
+local function scope_memory_failure(err)
+  local e = tostring(err)
+  return e:find("memory", 1, true) or e:find("dropped by the loop", 1, true)
+end
+
+-- cosock.scope and cosock.sync: a scope whose failing task cancels one
+-- waiting in line for a lock (its pcall cleanup runs), then a
+-- scope.timeout that cancels a sleep. (No timing: the waiter is in line
+-- before the other task fails.)
+local function scopes(checks)
+  local scope, sync = require "cosock.scope", require "cosock.sync"
+  spawn(function()
+    local lock = sync.lock()
+    local ok, err = scope.run({ timeout = LIMIT }, function(s)
+      assert(lock:acquire())
+      s:spawn(function()
+        local got, e = compat.pcall(lock.acquire, lock, LIMIT) -- cancelled in line
+        if not got then error(e, 0) end
+        lock:release()
+      end, "waiter")
+      s:spawn(function() socket.sleep(0); error("scoped", 0) end, "failer")
+      socket.sleep(LIMIT)
+    end)
+    if lock:held() > 0 then lock:release() end -- (not held when a memory error cut fn short)
+    -- (a memory error in the scope's own bookkeeping can leave it to end at
+    -- its deadline)
+    assert(ok == false and (err == "scoped" or err == "timeout" or scope_memory_failure(err)), tostring(err))
+    assert(scope.timeout(0.001, socket.sleep, LIMIT) == nil)
+    checks.scopes = true
+  end, "scope owner")
+end
+
+-- cosock.op over cosock.sync and cosock.scope: a choice between a lock's
+-- acquire_op and a message, the lock given while the chooser waits in line
+-- (a grant that commits its perform); then a scope's end as an operation.
+local function scope_ops(checks)
+  local scope, sync = require "cosock.scope", require "cosock.sync"
+  spawn(function()
+    local lock = sync.lock()
+    local tx, rx = channel.new()
+    local ok, s = scope.run({ timeout = LIMIT }, function(s)
+      assert(lock:acquire())
+      s:spawn(function()
+        local got = op.choice(lock:acquire_op(), op.recv(rx)):perform()
+        assert(got == true and lock:held() == 1)
+        lock:release()
+      end, "chooser")
+      socket.sleep(0) -- (the chooser is in line)
+      lock:release()
+      assert(tx:send("unused"))
+      return s
+    end)
+    if ok then
+      assert(op.choice(s:wait_op(), op.sleep(LIMIT)):perform() == true)
+      assert(lock:available() == 1)
+    else
+      assert(scope_memory_failure(s), tostring(s))
+    end
+    checks.scope_ops = true
+  end, "scope ops")
+end
+
+local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops, scopes,
+  scope_ops }
 
 function W.run()
   local checks = {}
@@ -328,7 +396,8 @@ function W.run()
   assert(not ok and tostring(err):find("boom", 1, true), "run should raise boom, got: " .. tostring(err))
   cosock.run()
   assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.signals
-    and checks.additions and checks.accounting and checks.ops, "a section did not finish")
+    and checks.additions and checks.accounting and checks.ops and checks.scopes
+    and checks.scope_ops, "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   return true

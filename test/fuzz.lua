@@ -558,8 +558,39 @@ local function op_step(ctx)
   if pcall(o.perform, o) then counts.ops = counts.ops + 1 end
 end
 
+-- cosock.scope and cosock.sync: a scope (with a short deadline) of a few
+-- tasks that take the sequence's lock, sleep, fail or wait on a channel,
+-- maybe cancelled at once; the lock must be free again once the scope ended
+-- unless a task outside it holds it.
+local function scope_step(ctx)
+  local scope, sync = require "cosock.scope", require "cosock.sync"
+  ctx.lock = ctx.lock or sync.lock()
+  local lock = ctx.lock
+  pcall(scope.run, { timeout = ctx.pick({ 0, 0.001, 0.003 }), grace = 0.002 }, function(s)
+    for _ = 1, ctx.r(3) do
+      local k = ctx.r(5)
+      s:spawn(function()
+        if k == 1 then
+          if lock:acquire(0.002) then socket.sleep(ctx.pick({ 0, 0.001 })) end
+        elseif k == 2 then socket.sleep(0.01)
+        elseif k == 3 then error("scoped task error", 0)
+        elseif k == 4 then -- (taken only when chosen: released below, or at the task's end)
+          if op.choice(lock:acquire_op(), op.sleep(0.002)):perform() == true then socket.sleep(0) end
+        else ctx.rx:receive() end
+      end, "scoped")
+    end
+    if ctx.last_scope and ctx.r(2) == 1 then -- the previous scope ended: ready at once
+      assert(op.choice(ctx.last_scope:wait_op():wrap(function() return true end), op.always(false)):perform())
+    end
+    ctx.last_scope = s
+    if ctx.r(2) == 1 then s:cancel() end
+    socket.sleep(0.001)
+  end)
+end
+
 local ACTIONS = {
   dns_call, dns_call,
+  scope_step, scope_step,
   op_step, op_step,
   function(ctx) if ctx.r(3) == 1 then ctx.cond:signal() end end,
   hostile_yield, hostile_yield, hostile_yield,

@@ -7,6 +7,7 @@
 ---   a socket (its fd, local and peer address),
 ---   a join (the task it joins, and the chain of joins when they form a cycle),
 ---   a predicate of cosock.when, a signal of cosock.signal,
+---   the end of a scope's tasks (cosock.scope), a lock or semaphore (cosock.sync),
 ---   anything else by its tostring.
 --- Run only when the loop stalls: it walks the tasks' stacks with the debug
 --- library to find who holds the other end of a channel.
@@ -136,6 +137,14 @@ local function wait_text(states, by_handle, st, w)
   elseif getmetatable(obj) == core.thread_handle then
     local target = by_handle[obj]
     return "to join task " .. (target and task_label(target) or "'" .. tostring(obj) .. "'")
+  elseif type(obj) == "table" and type((getmetatable(obj) or {}).__wait_text) == "function" then
+    -- cosock.scope's and cosock.sync's waits say what they wait for
+    return getmetatable(obj).__wait_text(obj, function(co)
+      for _, other in ipairs(states) do
+        if other.co == co then return task_label(other) end
+      end
+      return "'" .. tostring(co) .. "' (ended)"
+    end)
   elseif type(obj) == "table" and obj.inner_sock ~= nil then
     return (w.kind == "recvr" and "to read from " or "to write to ") .. socket_text(obj)
   end

@@ -787,6 +787,7 @@ local function lone_recv(node, task)
     recv_impl.block(node, st)
     yield(recvt)
     recv_impl.unblock(node, st)
+    core.cancel_point() -- a cancelled scope's task raises here (cosock.scope)
     if rx_ready(rx) then
       st.done = true
       return try_receive(rx) -- (a tail call: see perform)
@@ -880,7 +881,8 @@ local function perform(o, task, tried)
     end
     local chosen = st.committed
     withdraw_all(st, chosen)
-    if chosen then return commit(st, chosen, send_impl.finish(chosen)) end
+    if chosen then return commit(st, chosen, chosen.node.impl.finish(chosen)) end
+    core.cancel_point() -- a cancelled scope's task raises here (cosock.scope)
   end
 end
 
@@ -939,5 +941,18 @@ end
 
 m.perform = OP.perform
 m.op_methods = OP
+
+-- For the lines other modules keep (cosock.sync's acquire_op): a base
+-- operation of impl (try, block, unblock, finish), and the grant that
+-- chooses it while its perform waits, unless that perform chose already
+-- (false then). finish(inst) gives the results of a granted operation.
+m._base = base
+function m._grant(st, inst)
+  if st.committed or st.done then return false end
+  st.committed = inst
+  pcall(withdraw_all, st, inst) -- (the perform withdraws them again when it resumes)
+  wake_state(st)
+  return true
+end
 
 return m

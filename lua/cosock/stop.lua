@@ -3,8 +3,8 @@
 --- 5.4 its to-be-closed variables closed), so run returns. Called from a
 --- task, the others are cancelled at once and the calling task at its next
 --- wait (it may also just return), by a task stop spawns, which also cancels
---- what the caller spawned after stop. Task scopes with cleanup, when they
---- land, end the same way. doc/service.md.
+--- what the caller spawned after stop. A scope's task is cancelled with
+--- cleanup (handle:cancel's path for it: cosock.scope). doc/service.md.
 --- (The module is the function: cosock.lua loads it on first use.)
 
 local core = require "cosock.core"

@@ -38,6 +38,7 @@
 
 #include <lauxlib.h>
 
+#include "cancel.h"
 #include "channel.h"
 #include "lib/chan_line.h"
 #include "lib/clock.h"
@@ -615,6 +616,7 @@ static int send_k(lua_State *L, int status, lua_KContext ctx) {
   }
   lua_settop(L, 6);
   if (c.ch->closed) return fail(L, "closed");
+  if (timed_out) cn_cancel_point(L, c.lp);     /* a scope's cancel ends a wait so */
   if (timed_out) return fail(L, "timeout");
   r = send_try(L, &c, 2);
   return r >= 0 ? r : send_wait(L, &c, 0);
@@ -684,6 +686,7 @@ static int recv_k(lua_State *L, int status, lua_KContext ctx) {
   if (ctx != 0 && c.ch->rx_wid == (lua_Integer)ctx) c.ch->rx_wid = 0;
   r = recv_try(L, &c);
   if (r >= 0) return r;
+  if (timed_out) cn_cancel_point(L, c.lp);     /* a scope's cancel ends a wait so */
   if (timed_out) return fail(L, "timeout");
   return recv_wait(L, &c, 0);
 }

@@ -19,6 +19,7 @@
  *   step.h, embed.h             cosock.step, next_timeout, pollfd
  *   ossignal.h                  cosock.ossignal's C part
  *   sim.h                       cosock.sim: virtual clock, seeded order (hook)
+ *   cancel.h                    cosock.scope's cancellation that cleans up (hook)
  *
  * What belongs here: anything a program may do without. A new feature is a
  * new file here (or a folder, with its header here), its open function
@@ -28,6 +29,7 @@
 #define COSOCK_FEATURES_H
 
 #include "accounting.h"
+#include "cancel.h"
 #include "channel.h"
 #include "embed.h"
 #include "fidelity.h"

@@ -27,6 +27,7 @@
 
 #include <lauxlib.h>
 
+#include "cancel.h"
 #include "compat.h"
 #include "handle.h"
 #include "sigwait.h"
@@ -47,6 +48,17 @@ static void push_co(lua_State *L, cn_loop *lp) {
   lua_pushvalue(L, 1);
   lua_rawget(L, -2);
   lua_remove(L, -2);
+}
+
+cn_task *cn_handle_task(lua_State *L, cn_loop *lp, int idx) {
+  cn_task *t;
+  idx = lua_absindex(L, idx);
+  cn_push_ref(L, lp->r_handle_cos);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  t = lua_isnil(L, -1) ? NULL : cn_task_of(L, lp, -1);
+  lua_pop(L, 2);
+  return t;
 }
 
 /* The live task behind the handle at index 1, or NULL. */
@@ -95,6 +107,10 @@ static int h_cancel(lua_State *L) {
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
   if (cn_parking(lp, t->slot))
     return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
+  if (t->scoped) {                             /* a scope's task: its cleanup runs (cancel.c) */
+    cn_cancel_request(lp, t);
+    return 0;
+  }
   if (t->state == T_RUNNING) return 0;         /* being cancelled: a setwaker below cancels again */
   luaL_checkstack(L, 8, NULL);                 /* (cn_unpark's, before the task is marked) */
   /* Out of every list and not PARKED: no waker and no run started from the
@@ -323,6 +339,7 @@ static int join_k(lua_State *L, int status, lua_KContext ctx) {
     return 2;
   }
   if (timed_out || (!lua_isnil(L, 3) && lua_tonumber(L, 3) <= cn_clock_now())) {
+    cn_cancel_point(L, lp);
     lua_pushnil(L);
     lua_pushliteral(L, "timeout");
     return 2;

@@ -6,6 +6,7 @@
 
 #include "hooks.h"
 #include "loop.h"
+#include "task.h"
 
 
 /* Pushes a new handle for the task of the coroutine at index co, named by
@@ -16,6 +17,8 @@ void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
  * for a task whose own was dropped (cn_handle_push). */
 void cn_handle_open(lua_State *L);
 int cn_handle_is_self(lua_State *L);          /* core.handle_is_self */
+/* The live task behind the handle at index idx, or NULL (any other value). */
+cn_task *cn_handle_task(lua_State *L, cn_loop *lp, int idx);
 
 /* The task whose handle is at index handle (nil when the program dropped
  * it: then nothing happens) ended: keeps how, with the n values from index

@@ -32,6 +32,7 @@
 
 #include <lauxlib.h>
 
+#include "cancel.h"
 #include "compat.h"
 #include "hooks.h"
 #include "lib/clock.h"
@@ -328,6 +329,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   if (lua_getfield(L, A_W, "ended") != LUA_TNIL) return 0;
   lua_pop(L, 1);
   if (timed_out || (!lua_isnil(L, A_DEADLINE) && lua_tonumber(L, A_DEADLINE) <= cn_clock_now())) {
+    cn_cancel_point(L, lp);
     lua_pushnil(L);
     lua_pushliteral(L, "timeout");
     return 2;

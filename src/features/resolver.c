@@ -57,6 +57,7 @@
 
 #include <ares.h>
 
+#include "cancel.h"
 #include "lib/clock.h"
 #include "hooks.h"
 #include "mem.h"
@@ -707,6 +708,7 @@ static int push_result(lua_State *L, cn_dnslook *b) {
 }
 
 static int timed_out(lua_State *L) {
+  cn_cancel_point(L, cn_loop_get(L));          /* a scope's cancel ends a wait so */
   lua_pushnil(L);
   lua_pushliteral(L, "timeout");
   return 2;

@@ -15,6 +15,7 @@
 
 #include <lauxlib.h>
 
+#include "cancel.h"
 #include "park.h"
 #include "run.h"
 #include "sigwait.h"
@@ -61,6 +62,7 @@ static cn_task *ticket_task(lua_State *L, cn_loop *lp, int node) {
 static int park_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
+  if (lua_type(L, -1) == LUA_TSTRING) cn_cancel_point(L, cn_loop_get(L)); /* "timeout" */
   return lua_gettop(L) - 2;
 }
 

@@ -23,6 +23,7 @@
 
 #include <lauxlib.h>
 
+#include "cancel.h"
 #include "fidelity.h"
 #include "lib/clock.h"
 #include "luasocket_tcp.h"
@@ -173,8 +174,10 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
  * on top of the stack, the third is the error), or it was a zero timeout's
  * one yield (the deadline at base is ZERO_WAIT). */
 static int wait_timed_out(lua_State *L, int base) {
-  if (lua_type(L, base) == LUA_TNUMBER && lua_tonumber(L, base) == ZERO_WAIT) return 1;
-  return lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT));
+  int timed_out = (lua_type(L, base) == LUA_TNUMBER && lua_tonumber(L, base) == ZERO_WAIT)
+                  || (lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT)));
+  if (timed_out) cn_cancel_point(L, cn_loop_get(L)); /* a scope's cancel ends it so */
+  return timed_out;
 }
 
 /* Pushes inner's method name and inner, ready for the arguments and lua_call. */

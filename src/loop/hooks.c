@@ -57,6 +57,26 @@ void cn_hooks_sleep(lua_State *L, cn_loop *lp, double timeout) {
     }
 }
 
+double cn_hooks_wait_cap(cn_loop *lp, const struct cn_task *t, double now, double when) {
+  int i;
+  for (i = 0; i < lp->hooks.n; i++)
+    if (lp->hooks.h[i]->wait_cap) when = lp->hooks.h[i]->wait_cap(t, now, when);
+  return when;
+}
+
+void cn_hooks_wait_begins(lua_State *L, cn_loop *lp, struct cn_task *t) {
+  int i;
+  for (i = 0; i < lp->hooks.n; i++)
+    if (lp->hooks.h[i]->wait_begins) lp->hooks.h[i]->wait_begins(L, lp, t);
+}
+
+int cn_hooks_task_raised(lua_State *L, cn_loop *lp, int err) {
+  int i, how;
+  for (i = 0; i < lp->hooks.n; i++)
+    if (lp->hooks.h[i]->raised && (how = lp->hooks.h[i]->raised(L, lp, err)) != 0) return how;
+  return 0;
+}
+
 int cn_hooks_hold(const cn_loop *lp) {
   int i;
   for (i = 0; i < lp->hooks.n; i++)

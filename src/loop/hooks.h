@@ -74,6 +74,17 @@ typedef struct cn_hook {
   /* CN_AT_SLEEP: the poll would wait up to timeout seconds (< 0: no limit);
    * do what stands for it. May raise. */
   void (*sleep)(lua_State *L, cn_loop *lp, double timeout);
+  /* The task questions, asked only about a task whose `hooked` a feature set
+   * (cancel.c: a scope's task), of every hook that has the function:
+   * wait_cap: the deadline of a wait of t that would end at when (-1: never),
+   * capped as the feature needs (no Lua); */
+  double (*wait_cap)(const struct cn_task *t, double now, double when);
+  /* wait_begins: t is about to wait (cn_prepark): may raise instead; */
+  void (*wait_begins)(lua_State *L, cn_loop *lp, struct cn_task *t);
+  /* raised: a hooked task raised the value at index err (the task is freed
+   * already): 0, or how it ended (CN_ENDED_RAISED or _CANCELLED) when the
+   * feature has the error (then no error handler is called). */
+  int (*raised)(lua_State *L, cn_loop *lp, int err);
   /* The loop would stall (no task ready, no fd polled, no task timer): true
    * when the feature may still wake a task by itself (asked of every hook). */
   int (*holds)(const cn_loop *lp);
@@ -116,6 +127,9 @@ static inline void cn_at(lua_State *L, cn_loop *lp, int point, struct cn_task *t
 /* The questions (hooks.c): each asks every hook that answers it. */
 double cn_hooks_timeout(cn_loop *lp, double timeout);
 int cn_hooks_next_ready(lua_State *L, cn_loop *lp);
+double cn_hooks_wait_cap(cn_loop *lp, const struct cn_task *t, double now, double when);
+void cn_hooks_wait_begins(lua_State *L, cn_loop *lp, struct cn_task *t);
+int cn_hooks_task_raised(lua_State *L, cn_loop *lp, int err);
 void cn_hooks_sleep(lua_State *L, cn_loop *lp, double timeout);
 int cn_hooks_hold(const cn_loop *lp);
 void cn_hooks_task_end(lua_State *L, cn_loop *lp, int handle, int how, int first, int n);

@@ -338,14 +338,20 @@ int cn_dirty(lua_State *L, int inner) {
 
 /* A parked task with a timeout gets its timer (a wait may already be over). */
 static void arm_timer(cn_loop *lp, cn_task *t) {
-  double timeout = t->timeout.secs;
-  if (!t->timeout.set || t->state != T_PARKED) return;
-  if (timeout > ONE_YEAR) timeout = ONE_YEAR;
-  cn_timer_arm(lp, t, cn_clock_now() + (timeout > 0 ? timeout : 0));
+  double timeout = t->timeout.secs, now, when = -1;
+  if ((!t->timeout.set && !t->hooked) || t->state != T_PARKED) return;
+  now = cn_clock_now();
+  if (t->timeout.set) {
+    if (timeout > ONE_YEAR) timeout = ONE_YEAR;
+    when = now + (timeout > 0 ? timeout : 0);
+  }
+  if (t->hooked) when = cn_hooks_wait_cap(lp, t, now, when); /* (a scope's cancel or deadline) */
+  if (when >= 0) cn_timer_arm(lp, t, when);
 }
 
 lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, const cn_tmo *tmo, int obj) {
-  cn_task *t = cn_own_task(lp, L);
+  cn_task *t = cn_own_task(lp, L), *cur = cn_task_get(lp, cn_current_slot(lp));
+  if (cur != NULL && cur->hooked) cn_hooks_wait_begins(L, lp, cur); /* (a cancelled scope's task raises) */
   if (t == NULL || !CN_KNOWS_YIELDABLE || !cn_isyieldable(L)) return 0;
   lp->park.pre.slot = t->slot;
   lp->park.pre.kind = (unsigned char)kind;

@@ -55,6 +55,7 @@ static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co, 
  * with no handler, run raises it. The task is freed first. */
 static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   int base = lua_gettop(L), type = lua_type(co, -1), site = t->site, line = t->site_line;
+  int hooked = t->hooked, how;
   if (!lua_checkstack(L, 8)) {                 /* no room: the task goes all the same */
     cn_task_free(L, lp, t);
     luaL_error(L, "cosock: out of memory");
@@ -71,6 +72,12 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
     lua_replace(L, base + 4);
   }
   lua_settop(co, 0);
+  if (hooked && (how = cn_hooks_task_raised(L, lp, base + 4)) != 0) {
+    /* A feature has the error (a scope's task: its scope), join sees it; no handler. */
+    cn_hooks_task_end(L, lp, base + 1, how, base + 4, how == CN_ENDED_CANCELLED ? 0 : 1);
+    lua_settop(L, base);
+    return;
+  }
   cn_hooks_task_end(L, lp, base + 1, CN_ENDED_RAISED, base + 4, 1);
   cn_push_ref(L, lp->run.r_errh);              /* base+5 */
   if (!lua_isfunction(L, base + 5)) {

@@ -56,6 +56,8 @@ typedef struct cn_task {
   unsigned char timed_out;
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
+  unsigned char hooked;     /* the hooks' task questions are asked of it (hooks.h); a feature sets it */
+  unsigned char scoped, cancel; /* cancel.c: a scope's task; cancelled (in the padding here) */
   cn_wait *waits;           /* &wait1 until a wait needs more than one */
   cn_wait wait1;
   int nwait, capwait;
@@ -72,6 +74,8 @@ typedef struct cn_task {
   int site, site_line;
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
+  /* cancel.c: its scope's deadline (0: none) */
+  double cdeadline;
 } cn_task;
 
 /* The task in slot, or NULL unless the slot is in use. */

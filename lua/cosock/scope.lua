@@ -1,0 +1,461 @@
+--- cosock.scope: task scopes (structured concurrency). A scope owns the tasks
+--- started in it and ends only when they have all ended; when one fails the
+--- others are cancelled; it may have a deadline, which every wait inside obeys.
+---
+--- Cancellation here cleans up (handle:cancel() outside scopes drops a task
+--- on the spot): the cancelled task's pending wait raises `scope.cancelled`,
+--- so pcall-based cleanup, to-be-closed variables (Lua 5.4) and `s:defer`
+--- functions run as the error unwinds, and each later wait of the task
+--- raises it again at once. The C side is src/cancel.c; this file keeps the
+--- tree of scopes and tells the loop, task by task, what applies to it.
+--- doc/structured-concurrency.md is the guide.
+
+local core = require "cosock.core"
+local compat = require "cosock.compat"
+
+local CANCELLED = core.cancelled
+local mark, monotime, current_task = core.scope_mark, core.monotime, core.current_task
+local spawn, hard_cancel = core.spawn, core.thread_handle.cancel
+local pcall, pack, unpack = compat.pcall, compat.pack, compat.unpack
+local yield = coroutine.yield
+local type, error, pairs, setmetatable, getmetatable, tostring =
+  type, error, pairs, setmetatable, getmetatable, tostring
+
+local m = {}
+
+--- The error value a cancelled wait raises (tostring: "cosock.scope: cancelled").
+m.cancelled = CANCELLED
+
+--- How long a scope waits for a cancelled task that catches the cancellation
+--- and goes on, before it drops the task as handle:cancel() does.
+local GRACE = 1
+
+-- co -> the innermost scope the task runs in (weak: a finished task goes).
+local current = setmetatable({}, { __mode = "k" })
+-- co -> the cancel flag this file last gave it (to tell a handle:cancel()).
+local given = setmetatable({}, { __mode = "k" })
+-- co -> true for the tasks s:spawn started (they tell cosock.sync they ended).
+local spawned = setmetatable({}, { __mode = "k" })
+
+-- Task co ended (or was dropped): what it held in cosock.sync goes back.
+local function ended(co)
+  spawned[co] = nil
+  local sync = package.loaded["cosock.sync"]
+  if sync then sync._task_ended(co) end
+end
+
+--- For cosock.sync: whether co is a task started by s:spawn.
+function m._spawned(co)
+  return spawned[co] == true
+end
+
+local S = {}
+S.__index = S
+S.__name = "cosock.scope"
+function S.__tostring(s)
+  return ("cosock.scope (%d task%s left%s)"):format(s.live, s.live == 1 and "" or "s",
+    s.cancelled and ", cancelled" or "")
+end
+
+-- Tells the loop what applies to task co now: its innermost scope's
+-- cancellation and deadline, nothing while its scope waits for its tasks
+-- (that wait must not be cut short), nothing at all outside scopes. Returns
+-- true when the task had a cancellation this file did not give it: a
+-- handle:cancel() of the task.
+local function apply(co)
+  local s, expected, was, _ = current[co], given[co], nil, nil
+  if s == nil then
+    given[co] = nil
+    _, was = mark(co, nil)
+  elseif s.joining and s.owner == co then
+    given[co] = false
+    _, was = mark(co, false, nil)
+  else
+    given[co] = s.cancelled
+    _, was = mark(co, s.cancelled, s.deadline_at)
+  end
+  return was and not expected
+end
+
+local function wake(s)
+  local w = s.waker
+  if w then
+    s.waker = nil
+    w()
+  end
+end
+
+-- Marks s and every scope nested in it cancelled; collects them and their
+-- tasks.
+local function cancel_tree(s, cos, scopes)
+  if not s.cancelled then
+    s.cancelled = true
+    scopes[s] = true
+    cos[s.owner] = true
+    for co in pairs(s.cos) do cos[co] = true end
+    for sub in pairs(s.subs) do cancel_tree(sub, cos, scopes) end
+  end
+end
+
+local function cancel(s)
+  if s.ended or s.cancelled then return end
+  local cos, scopes = {}, {}
+  cancel_tree(s, cos, scopes)
+  for co in pairs(cos) do apply(co) end
+  for sc in pairs(scopes) do
+    for h, co in pairs(sc.handles) do -- tasks that have not run yet: they will not
+      if co == true then mark(h, true, sc.deadline_at) end
+    end
+    wake(sc)
+  end
+  wake(s)
+end
+
+local function fail(s, err)
+  if s.failed == nil then
+    s.failed = true
+    s.err = err
+  end
+  cancel(s)
+end
+
+--- s:cancel(): cancels every task of the scope and of the scopes nested in
+--- it (their waits raise `scope.cancelled`). Nothing once the scope ended.
+function S:cancel()
+  if getmetatable(self) ~= S then error("bad self to 'cancel' (cosock.scope expected)", 2) end
+  cancel(self)
+end
+
+--- s:is_cancelled() -> whether the scope was cancelled (by s:cancel(), a
+--- failure, its deadline or an enclosing scope).
+function S:is_cancelled()
+  return self.cancelled
+end
+
+--- s:deadline() -> the time (cosock.timer.now()'s clock) every wait in the
+--- scope ends at, its own or an enclosing scope's, whichever is earlier; nil.
+function S:deadline()
+  return self.deadline_at
+end
+
+--- s:wait_op() -> a cosock.op operation, ready once the scope has ended;
+--- its results are what scope.run returned (true, ... | false, err).
+function S:wait_op()
+  if getmetatable(self) ~= S then error("bad self to 'wait_op' (cosock.scope expected)", 2) end
+  local c = self.done
+  if c == nil then
+    c = require("cosock.op").cond()
+    self.done = c
+    if self.outcome then c:signal() end
+  end
+  local s = self
+  return c:wait_op():wrap(function() return unpack(s.outcome, 1, s.outcome.n) end)
+end
+
+-- The scope ended with these results (scope.run's): kept for wait_op.
+local function outcome(s, ...)
+  s.outcome = pack(...)
+  if s.done then s.done:signal() end
+end
+
+--- s:defer(fn): fn() runs when the scope ends (after its tasks ended, its
+--- own cancellation lifted), last deferred first, whether it ended well or not.
+function S:defer(fn)
+  if type(fn) ~= "function" then
+    error("bad argument #1 to 'defer' (function expected, got " .. type(fn) .. ")", 2)
+  end
+  if self.ended then error("cosock.scope: defer on a scope that has ended", 2) end
+  self.defers[#self.defers + 1] = fn
+end
+
+-- A task of scope s ended: its outcome is r (pcall's).
+-- (What cannot allocate first: a memory error after it costs no count.)
+local function child_ended(s, h, co, r)
+  s.cos[co] = nil
+  current[co] = nil
+  if s.handles[h] then
+    s.handles[h] = nil
+    s.live = s.live - 1
+  end
+  wake(s)
+  if not r[1] and r[2] ~= CANCELLED then fail(s, r[2]) end
+  if not r[1] and r[2] == CANCELLED then
+    s.cut = true -- (a cancellation from outside passes on: scoped_run)
+    if s.own_deadline and monotime() >= s.own_deadline then
+      s.expired = true -- its deadline cut it short
+    end
+  end
+  ended(co)
+end
+
+-- A task of s begins: it is the scope's (allocates: under its pcall).
+local function child_start(s, h, co, fn)
+  current[co] = s
+  spawned[co] = true
+  s.cos[co] = true
+  if s.handles[h] then s.handles[h] = co end
+  -- handle:cancel() before it ran, or its scope's cancel (the loop knew it
+  -- as a scope's task from the start, so they only marked it): no run.
+  if apply(co) then error(CANCELLED, 0) end
+  return fn(s)
+end
+
+--- s:spawn(fn, name) -> handle: starts fn(s) as a task of the scope (a normal
+--- cosock handle: join, is_alive; cancel cancels it with cleanup). Its error
+--- fails the scope (and goes to join, not to the error handler).
+function S:spawn(fn, name)
+  if getmetatable(self) ~= S then error("bad self to 'spawn' (cosock.scope expected)", 2) end
+  if type(fn) ~= "function" then
+    error("bad argument #1 to 'spawn' (function expected, got " .. type(fn) .. ")", 2)
+  end
+  if self.ended then error("cosock.scope: spawn on a scope that has ended", 2) end
+  local s, h = self, nil
+  h = spawn(function()
+    local co = current_task()
+    local r = pack(pcall(child_start, s, h, co, fn))
+    local ok, e = pcall(child_ended, s, h, co, r)
+    if not ok then -- (a memory error): an ordinary task's error, for run or the handler
+      mark(co, nil)
+      error(e, 0)
+    end
+    if not r[1] then error(r[2], 0) end -- for join (the loop keeps it from the handler)
+    return unpack(r, 2, r.n)
+  end, name)
+  s.handles[h] = true
+  mark(h, s.cancelled, s.deadline_at) -- a scope's task from the start (handle:cancel)
+  s.live = s.live + 1
+  -- Told when the task ends however it ends: one the loop dropped (its wait
+  -- could not be made) never reached child_ended, and fails the scope.
+  h:setwaker("recvr", function()
+    local co = s.handles[h]
+    if co == nil then return end
+    s.handles[h] = nil
+    s.live = s.live - 1
+    if co ~= true then s.cos[co], current[co] = nil, nil end
+    wake(s)
+    fail(s, "cosock.scope: task " .. tostring(h) .. " was dropped by the loop")
+    if co ~= true then ended(co) end
+  end)
+  return h
+end
+
+-- The object the scope's own task waits on for its tasks (waker protocol);
+-- the deadlock report names the tasks it waits for.
+local Wait = {
+  __name = "cosock.scope wait",
+  __index = { setwaker = function(self, _, w) self.scope.waker = w end },
+  __wait_text = function(self)
+    local names = {}
+    for h in pairs(self.scope.handles) do names[#names + 1] = "'" .. tostring(h) .. "'" end
+    table.sort(names)
+    return ("for the end of %d task%s of its scope (cosock.scope): %s"):format(#names,
+      #names == 1 and "" or "s", table.concat(names, ", "))
+  end,
+}
+Wait.__tostring = function(self) return tostring(self.scope) end
+local function waitable(s)
+  return setmetatable({ scope = s }, Wait)
+end
+
+-- Drops the tasks (and those of nested scopes) that did not end within the
+-- grace after a cancellation, as handle:cancel() drops a task outside scopes.
+local function drop_rest(s)
+  for sub in pairs(s.subs) do drop_rest(sub) end
+  for h, co in pairs(s.handles) do
+    s.handles[h] = nil
+    s.live = s.live - 1
+    if co ~= true then -- it started: an ordinary task again, then dropped
+      s.cos[co], current[co], given[co] = nil, nil, nil
+    end
+    s.cut = true
+    mark(h, nil)
+    hard_cancel(h)
+    if co ~= true then ended(co) end
+  end
+end
+
+-- The scope's own task waits, shielded, until every task of s ended:
+-- cancelling them at s's own deadline, dropping them after the grace.
+local function join_all(s, co)
+  s.joining = true
+  if apply(co) then s.outer = true end
+  local obj, grace_end = { waitable(s) }, nil
+  while s.live > 0 do
+    if s.outer and not s.cancelled then cancel(s) end
+    local now, timeout = monotime(), nil
+    if not s.cancelled and s.own_deadline then
+      if now >= s.own_deadline then
+        s.expired = true
+        cancel(s)
+      else
+        timeout = s.own_deadline - now
+      end
+    end
+    if s.cancelled then
+      grace_end = grace_end or now + s.grace
+      if now >= grace_end then
+        drop_rest(s)
+        break
+      end
+      timeout = grace_end - now
+    end
+    yield(obj, nil, timeout)
+    if apply(co) then s.outer = true end -- its own task was cancelled (handle:cancel)
+  end
+  s.joining = false
+end
+
+-- Runs the deferred functions, last first; the first error fails the scope.
+local function run_defers(s)
+  for i = #s.defers, 1, -1 do
+    local ok, err = pcall(s.defers[i])
+    if not ok and err ~= CANCELLED and s.failed == nil then
+      s.failed = true
+      s.err = err
+    end
+  end
+end
+
+local function check_opts(opts)
+  local timeout, deadline, grace = opts.timeout, opts.deadline, opts.grace
+  if timeout ~= nil and (type(timeout) ~= "number" or timeout ~= timeout) then
+    error("cosock.scope: option timeout must be a number of seconds (got " .. tostring(timeout) .. ")", 4)
+  end
+  if deadline ~= nil and (type(deadline) ~= "number" or deadline ~= deadline) then
+    error("cosock.scope: option deadline must be a time of cosock.timer.now() (got " ..
+      tostring(deadline) .. ")", 4)
+  end
+  if grace ~= nil and (type(grace) ~= "number" or grace ~= grace or grace < 0) then
+    error("cosock.scope: option grace must be a number of seconds >= 0 (got " .. tostring(grace) .. ")", 4)
+  end
+  if timeout ~= nil then
+    local at = monotime() + timeout
+    if deadline == nil or at < deadline then deadline = at end
+  end
+  return deadline, grace
+end
+
+-- Runs fn(s, ...) (fn(...) without with_scope) in a new scope s in task co.
+-- Returns the status ("ok", "failed", "timeout", "cancelled"), then fn's
+-- results or the error.
+local function scoped_run(co, own_deadline, grace, with_scope, fn, ...)
+  local parent = current[co]
+  local deadline = parent and parent.deadline_at
+  if own_deadline and (deadline == nil or own_deadline < deadline) then deadline = own_deadline end
+  local s = setmetatable({
+    parent = parent, owner = co, cancelled = parent ~= nil and parent.cancelled or false,
+    own_deadline = own_deadline, deadline_at = deadline, grace = grace or GRACE,
+    cos = {}, handles = {}, subs = {}, defers = {}, live = 0,
+  }, S)
+  if parent then parent.subs[s] = true end
+  current[co] = s
+  if apply(co) then -- its task was cancelled (handle:cancel): so is the scope
+    s.outer = true
+    cancel(s)
+  end
+  local r
+  if with_scope then r = pack(pcall(fn, s, ...)) else r = pack(pcall(fn, ...)) end
+  if not r[1] and r[2] ~= CANCELLED then fail(s, r[2]) end
+  if own_deadline and monotime() >= own_deadline and (not r[1] or s.live > 0) then
+    s.expired = true
+  end
+  join_all(s, co)
+  -- Its own cancellation ends here; what encloses it applies again.
+  s.ended = true
+  if parent then parent.subs[s] = nil end
+  current[co] = parent
+  local cancelled_here = not r[1] and r[2] == CANCELLED
+  local outer = s.outer or (parent ~= nil and (parent.cancelled or
+    (parent.deadline_at ~= nil and monotime() >= parent.deadline_at)))
+  if s.outer then -- its task was cancelled (handle:cancel): it stays so
+    given[co] = true
+    mark(co, true, parent and parent.deadline_at)
+  else
+    apply(co)
+  end
+  run_defers(s)
+  if s.failed then
+    outcome(s, false, s.err)
+    return "failed", s.err
+  end
+  -- Cut short by an enclosing scope's cancellation or deadline: the
+  -- cancellation goes on to it (the task's next wait would raise anyway).
+  if outer and (cancelled_here or s.outer or s.cut) then
+    outcome(s, false, "cancelled")
+    error(CANCELLED, 0)
+  end
+  if s.expired then
+    outcome(s, false, "timeout")
+    return "timeout"
+  end
+  if cancelled_here then
+    outcome(s, false, "cancelled")
+    return "cancelled"
+  end
+  outcome(s, true, unpack(r, 2, r.n))
+  return "ok", unpack(r, 2, r.n)
+end
+
+-- An error out of the scope's own bookkeeping (a memory error): the task is
+-- what it was before the scope, and the error goes on.
+local function settled(co, parent, ok, ...)
+  if ok then return ... end
+  local err = ...
+  if err ~= CANCELLED then
+    current[co] = parent
+    apply(co)
+  end
+  error(err, 0)
+end
+
+local function run_scope(opts, with_scope, fn, ...)
+  if type(fn) ~= "function" then
+    error("bad argument to 'cosock.scope' (function expected, got " .. type(fn) .. ")", 3)
+  end
+  local own_deadline, grace = nil, nil
+  if opts ~= nil then own_deadline, grace = check_opts(opts) end
+  local co = current_task()
+  if co == nil then error("cosock.scope: must be called from a cosock task", 3) end
+  return settled(co, current[co], pcall(scoped_run, co, own_deadline, grace, with_scope, fn, ...))
+end
+
+local function results(status, ...)
+  if status == "ok" then return true, ... end
+  if status == "failed" then return false, ... end
+  return false, status
+end
+
+--- scope.run([opts,] fn, ...) -> true, fn's results | false, err. Runs
+--- fn(s, ...) in the calling task with a new scope s; returns when fn and
+--- every task of s have ended. err: the first error (fn's or a task's; the
+--- others' are on their handles), "timeout" when its deadline passed first,
+--- "cancelled" when fn raised the cancellation of s:cancel(). opts: timeout
+--- (seconds from now), deadline (a time of cosock.timer.now()), grace
+--- (seconds a cancelled task may go on before it is dropped; default 1).
+function m.run(opts, ...)
+  if type(opts) == "table" then return results(run_scope(opts, true, ...)) end
+  return results(run_scope(nil, true, opts, ...))
+end
+
+--- scope.timeout(seconds, fn, ...) -> fn's results | nil, "timeout". Runs
+--- fn(...) in a scope whose deadline is seconds from now; fn's error is
+--- raised again.
+function m.timeout(seconds, fn, ...)
+  if type(seconds) ~= "number" or seconds ~= seconds then
+    error("bad argument #1 to 'timeout' (number expected, got " .. type(seconds) .. ")", 2)
+  end
+  local function body(status, ...)
+    if status == "ok" then return ... end
+    if status == "failed" then error((...), 0) end
+    return nil, "timeout"
+  end
+  return body(run_scope({ timeout = seconds }, false, fn, ...))
+end
+
+--- scope.current() -> the innermost scope the calling task runs in, or nil.
+function m.current()
+  local co = current_task()
+  return co and current[co]
+end
+
+return m
