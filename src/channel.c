@@ -843,6 +843,47 @@ static int fast_receive(lua_State *L) {
   return 1;
 }
 
+/* A receiver's bound try (cosock.op's recv): a receive that never waits,
+ * with the channel's parts as upvalues as in the receiver's own receive (no
+ * lookup per call). Returns the message, or nil, "closed", or the mark
+ * NOMSG when there is nothing to take; never touches the end's timeout. */
+static const char nomsg_mark = 0;
+#define NOMSG ((void *)&nomsg_mark)
+
+static int bound_try_receive(lua_State *L) {
+  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
+  chan_ref c;
+  int r;
+  lua_settop(L, 0);
+  if (ch->first <= ch->last) {                 /* fast_receive's common case */
+    take_oldest(L, UPV(UP_QUEUE), ch);
+    if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) {
+      ref_up(L, &c, ch);
+      serve_line(L, &c);
+    }
+    return 1;
+  }
+  lua_pushvalue(L, UPV(UP_CHAN));
+  lua_pushvalue(L, UPV(UP_QUEUE));
+  lua_pushvalue(L, UPV(UP_LINK));
+  ref_at(L, &c, 1);
+  r = recv_try(L, &c);
+  if (r >= 0) return r;
+  lua_pushlightuserdata(L, NOMSG);
+  return 1;
+}
+
+/* channel_try_fn(rx) -> the bound try of receiver rx (its NOMSG mark is
+ * cosock.core.channel_nomsg). */
+static int l_try_fn(lua_State *L) {
+  lua_settop(L, 1);
+  locate(L, 0, "recv");                        /* 2 ud, 3 queue, 4 link */
+  lua_pushvalue(L, UPV(UP_LOOP));
+  lua_insert(L, 2);
+  lua_pushcclosure(L, bound_try_receive, 4);
+  return 1;
+}
+
 static int close_end(lua_State *L, int tx) {
   chan_ref c;
   lua_settop(L, 1);
@@ -1135,7 +1176,8 @@ void cn_channel_open(lua_State *L) {
     {"channel_waiting", l_waiting}, {"channel_senders", l_senders},
     {"channel_close_ready", l_close_ready},
     {"channel_try_send", l_try_send}, {"channel_try_receive", l_try_receive},
-    {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready}, {NULL, NULL}
+    {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready},
+    {"channel_try_fn", l_try_fn}, {NULL, NULL}
   };
   static const char *const untimed[] = {"channel_send_untimed", NULL};
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);
@@ -1177,4 +1219,6 @@ void cn_channel_open(lua_State *L) {
   lua_pushvalue(L, loop);
   luaL_setfuncs(L, funcs, 1);
   cn_lift_fields(L, mod, untimed);
+  lua_pushlightuserdata(L, NOMSG);
+  lua_setfield(L, mod, "channel_nomsg");
 }

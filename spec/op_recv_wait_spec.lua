@@ -1,0 +1,169 @@
+-- cosock.op's receives alone (issue 28): the bound try that op.recv keeps
+-- (cosock.core.channel_try_fn), a receive that waits alone on its receiver
+-- the way a select does, and the hub that takes over when a second perform
+-- waits on the same receiver. Every wait here ends by a message, a close or
+-- a cancel; the loop itself stops a spec that would hang (net.run's limit).
+
+local cosock = require "cosock"
+local core = require "cosock.core"
+local op = require "cosock.op"
+local net = require "spec.support.net"
+
+local channel = cosock.channel
+local pack, in_task = net.pack, net.in_task
+
+describe("cosock.op receives alone", function()
+  before_each(function() cosock.reset() end)
+  after_each(function() net.check_clean() end)
+
+  describe("channel_try_fn (the bound try)", function()
+    it("returns the oldest message, nil included, as one value", function()
+      local tx, rx = channel.new()
+      tx:send(nil)
+      tx:send("b")
+      local try = core.channel_try_fn(rx)
+      assert.same(pack(nil), pack(try()))
+      assert.same(pack("b"), pack(try()))
+    end)
+
+    it("returns the mark channel_nomsg when nothing can be taken, without waiting", function()
+      local _, rx = channel.new()
+      assert.equal(core.channel_nomsg, core.channel_try_fn(rx)())
+      assert.equal("userdata", type(core.channel_nomsg))
+    end)
+
+    it("returns nil, 'closed' once the channel is closed and empty", function()
+      local tx, rx = channel.new()
+      tx:send(1)
+      tx:close()
+      local try = core.channel_try_fn(rx)
+      assert.same(pack(1), pack(try()))
+      assert.same(pack(nil, "closed"), pack(try()))
+    end)
+
+    it("takes a waiting sender's message from a rendezvous and wakes the sender", function()
+      local r = in_task(function()
+        local tx, rx = channel.new(0)
+        local sent
+        cosock.spawn(function() sent = tx:send("m") end, "sender")
+        cosock.socket.sleep(0)
+        local got = core.channel_try_fn(rx)()
+        cosock.socket.sleep(0)
+        return got, sent
+      end)
+      assert.same(pack("m", true), r)
+    end)
+
+    it("leaves the receiver's timeout alone", function()
+      local _, rx = channel.new()
+      rx:settimeout(0.25)
+      core.channel_try_fn(rx)()
+      assert.equal(0.25, rx.timeout)
+    end)
+
+    it("raises a clear error for anything but a receiver", function()
+      local tx = channel.new()
+      assert.has_error(function() core.channel_try_fn(tx) end,
+        "bad argument #1 to 'recv' (cosock.channel receiver expected, got a sender)")
+      assert.has_error(function() core.channel_try_fn(42) end,
+        "bad argument #1 to 'recv' (cosock.channel receiver expected, got number)")
+    end)
+  end)
+
+  describe("a receive perform", function()
+    it("returns a message as one value and a close as two", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        tx:send("m")
+        local one = pack(op.recv(rx):perform())
+        tx:close()
+        return one, pack(op.recv(rx):perform())
+      end)
+      assert.same(pack(pack("m"), pack(nil, "closed")), r)
+    end)
+
+    it("waiting alone, is woken by a send and takes the message", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() tx:send("late") end, "sender")
+        return op.recv(rx):perform()
+      end)
+      assert.same(pack("late"), r)
+    end)
+
+    it("waiting alone, gives way to a second perform on the same receiver: each gets one message", function()
+      local got = {}
+      in_task(function()
+        local tx, rx = channel.new()
+        local recv = op.recv(rx)
+        local function receiver()
+          local v = recv:perform()
+          got[#got + 1] = v
+        end
+        local a = cosock.spawn(receiver, "first")
+        cosock.socket.sleep(0) -- the first waits alone now
+        local b = cosock.spawn(receiver, "second")
+        cosock.socket.sleep(0) -- the second took the hub over
+        tx:send(1)
+        tx:send(2)
+        a:join(1)
+        b:join(1)
+      end)
+      table.sort(got)
+      assert.same({ 1, 2 }, got)
+    end)
+
+    it("cancelled while waiting alone leaves the receiver free for a plain receive", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local h = cosock.spawn(function() op.recv(rx):perform() end, "waiter")
+        cosock.socket.sleep(0)
+        h:cancel()
+        cosock.socket.sleep(0)
+        cosock.spawn(function() tx:send("after") end, "sender")
+        rx:settimeout(1)
+        return rx:receive()
+      end)
+      assert.same(pack("after"), r)
+    end)
+
+    it("a choice of receives, cancelled while waiting, leaves both receivers free", function()
+      local r = in_task(function()
+        local tx1, rx1 = channel.new()
+        local tx2, rx2 = channel.new()
+        local h = cosock.spawn(function() op.choice(op.recv(rx1), op.recv(rx2)):perform() end, "waiter")
+        cosock.socket.sleep(0)
+        h:cancel()
+        cosock.socket.sleep(0)
+        cosock.spawn(function() tx1:send(1) tx2:send(2) end, "sender")
+        rx1:settimeout(1)
+        rx2:settimeout(1)
+        return rx1:receive(), rx2:receive()
+      end)
+      assert.same(pack(1, 2), r)
+    end)
+
+    it("a choice of receives that waits takes the first message sent, from either", function()
+      local r = in_task(function()
+        local tx1, rx1 = channel.new()
+        local _, rx2 = channel.new()
+        cosock.spawn(function() tx1:send("one") end, "sender")
+        return op.choice(op.recv(rx2), op.recv(rx1)):perform()
+      end)
+      assert.same(pack("one"), r)
+    end)
+
+    it("waiting alone while a plain receive waits on the receiver raises cosock's error", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() rx:receive() end, "plain")
+        cosock.socket.sleep(0)
+        local ok, err = pcall(op.perform, op.recv(rx))
+        tx:send("for the plain one")
+        return ok, err
+      end)
+      assert.is_false(r[1])
+      assert.matches("waker already set", r[2])
+    end)
+  end)
+end)
