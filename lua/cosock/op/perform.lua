@@ -14,12 +14,14 @@ local basic = require "cosock.op.basic"
 local recv = require "cosock.op.recv"
 local send = require "cosock.op.send"
 
-local type, error, pairs, pcall, rawget, getmetatable = type, error, pairs, pcall, rawget,
-  getmetatable
+local type, error, pairs, pcall, rawget = type, error, pairs, pcall, rawget
 local pack, unpack = compat.pack, compat.unpack
 local yield, resume, create, costatus = coroutine.yield, coroutine.resume, coroutine.create,
   coroutine.status
 local monotime, current_task = core.monotime, core.current_task
+-- (the operations' own metatable has no __metatable: the raw one is the same,
+-- and cheaper to read)
+local dgetmetatable = debug.getmetatable
 local try_send = core.channel_try_send
 local sender_send = channel.sender.send
 local OP, is_op, argerror = node.OP, node.is_op, node.argerror
@@ -167,14 +169,21 @@ local function block_all(nodes, st)
   for i = 1, #nodes do recv_impl.block(nodes[i], st) end
 end
 
-local solo_wait = recv.solo_wait
+local solo_wait, solo_recvt = recv.solo_wait, recv.solo_recvt
 
-local function recv_wait(nodes, task)
+-- Waits for one of the receives of op (nodes: op.fast) and returns its
+-- results: as a select on the receivers while nobody else waits on them
+-- (the solo way, src: cosock.op.recv), else through their hubs.
+local function recv_wait(op, nodes, task)
   local n = #nodes
-  if n == 1 then -- a receive alone: as a select, while nobody else waits on rx
-    local node1 = nodes[1]
-    while solo_wait(node1) do
-      local a, b = node1.b()
+  local recvt = op.solos
+  if recvt == nil then
+    recvt = solo_recvt(nodes)
+    op.solos = recvt
+  end
+  while solo_wait(nodes, recvt) do
+    for i = 1, n do
+      local a, b = nodes[i].b()
       if a ~= NOMSG then -- (a message, or nil, "closed": returned as they came)
         if b == nil then return a end
         return a, b
@@ -301,7 +310,7 @@ end
 --- op:perform() -> the chosen operation's results, after its wrap functions.
 --- Only in a cosock task (or a coroutine whose yields a task forwards).
 function OP:perform()
-  if getmetatable(self) ~= OP then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
+  if dgetmetatable(self) ~= OP then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
   local task = current_task()
   if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
   local fast = self.fast
@@ -316,7 +325,7 @@ function OP:perform()
         return a, b
       end
     end
-    return recv_wait(fast, task)
+    return recv_wait(self, fast, task)
   end
   local impl = self.impl
   if impl == send_impl then

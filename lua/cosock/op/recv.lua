@@ -97,22 +97,36 @@ local function solo_of(rx)
       rx_setwaker(rx, kind, fn)
       if fn == nil then solo.on = false end
     end
-    solo.recvt = { solo }
     solos[rx] = solo
   end
   return solo
 end
 
--- Waits alone on rx when that can be done the solo way; returns false (and
--- waits not) when another waits on rx (a hub, a plain receive or select).
-function M.solo_wait(n)
-  local rx = n.a
-  local hub = hubs[rx]
-  if hub ~= nil and hub.live > 0 then return false end
-  local solo = solo_of(rx)
-  if solo.on or waiting(rx.link) then return false end
-  solo.on = true
-  yield(solo.recvt)
+-- The solo objects of the receivers of nodes, each once (the wait list of
+-- solo_wait).
+function M.solo_recvt(nodes)
+  local recvt, seen = {}, {}
+  for i = 1, #nodes do
+    local solo = solo_of(nodes[i].a)
+    if not seen[solo] then
+      seen[solo] = true
+      recvt[#recvt + 1] = solo
+    end
+  end
+  return recvt
+end
+
+-- Waits on the receivers of nodes (recvt: their solo_recvt) the solo way,
+-- as one select; returns false (and waits not) when another waits on one of
+-- them (a hub, a plain receive or select).
+function M.solo_wait(nodes, recvt)
+  for i = 1, #nodes do
+    local rx = nodes[i].a
+    local hub = hubs[rx]
+    if (hub ~= nil and hub.live > 0) or solos[rx].on or waiting(rx.link) then return false end
+  end
+  for i = 1, #recvt do recvt[i].on = true end
+  yield(recvt)
   return true
 end
 
