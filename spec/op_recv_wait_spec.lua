@@ -70,6 +70,58 @@ describe("cosock.op receives alone", function()
     end)
   end)
 
+  describe("channel_try_first_fn (a perform's first tries in one call)", function()
+    local try_first = core.channel_try_first_fn(op.op_methods)
+    local NOMSG = core.channel_nomsg
+
+    it("in a task, returns what the first receive that can complete returns", function()
+      local r = in_task(function()
+        local tx1, rx1 = channel.new()
+        local tx2, rx2 = channel.new()
+        local c = op.choice(op.recv(rx1), op.recv(rx2))
+        tx2:send("two")
+        local first = pack(try_first(c))
+        tx1:send("one")
+        tx2:send("again")
+        return first, pack(try_first(c)), pack(try_first(c))
+      end)
+      assert.same(pack(pack("two"), pack("one"), pack("again")), r)
+    end)
+
+    it("returns nil, 'closed' for a closed and empty receiver", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        tx:close()
+        return try_first(op.recv(rx))
+      end)
+      assert.same(pack(nil, "closed"), r)
+    end)
+
+    it("returns NOMSG and why nothing was taken: 0 none could, 1 no operation, 2 no task, 3 not receives alone", function()
+      local _, rx = channel.new()
+      local tx = channel.new()
+      assert.same(pack(NOMSG, 2), pack(try_first(op.recv(rx))))
+      assert.same(pack(NOMSG, 1), pack(try_first({})))
+      assert.same(pack(NOMSG, 1), pack(try_first(42)))
+      local r = in_task(function()
+        return pack(try_first(op.recv(rx))), pack(try_first(op.send(tx, 1))),
+          pack(try_first(op.recv(rx):wrap(print)))
+      end)
+      assert.same(pack(pack(NOMSG, 0), pack(NOMSG, 3), pack(NOMSG, 3)), r)
+    end)
+
+    it("needs the operations' metatable", function()
+      assert.has_error(function() core.channel_try_first_fn(1) end)
+    end)
+  end)
+
+  it("cosock.op is loaded on first use, and is require 'cosock.op'", function()
+    assert.equal(op, cosock.op)
+    local listed = false
+    for k in pairs(cosock) do listed = listed or k == "op" end
+    assert.is_true(listed)
+  end)
+
   describe("a receive perform", function()
     it("returns a message as one value and a close as two", function()
       local r = in_task(function()

@@ -19,12 +19,11 @@ local pack, unpack = compat.pack, compat.unpack
 local yield, resume, create, costatus = coroutine.yield, coroutine.resume, coroutine.create,
   coroutine.status
 local monotime, current_task = core.monotime, core.current_task
--- (the operations' own metatable has no __metatable: the raw one is the same,
--- and cheaper to read)
-local dgetmetatable = debug.getmetatable
+
 local try_send = core.channel_try_send
 local sender_send = channel.sender.send
 local OP, is_op, argerror = node.OP, node.is_op, node.argerror
+local try_first = core.channel_try_first_fn(OP)
 local BASE, CHOICE, WRAP, GUARD = node.BASE, node.CHOICE, node.WRAP, node.GUARD
 local each_protected = wake.each_protected
 local time_impl, recv_impl, send_impl = basic.time_impl, recv.impl, send.impl
@@ -310,23 +309,20 @@ end
 --- op:perform() -> the chosen operation's results, after its wrap functions.
 --- Only in a cosock task (or a coroutine whose yields a task forwards).
 function OP:perform()
-  if dgetmetatable(self) ~= OP then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
-  local task = current_task()
-  if task == nil then error("cosock.op: perform must be called from a cosock task", 2) end
-  local fast = self.fast
-  if fast then -- receives alone, the commonest perform: no table
-    for i = 1, #fast do
-      -- Once a message is taken nothing of ours that could fail runs before
-      -- the caller has it: no call, no allocation (an error there would lose
-      -- it; the watchdog does not interrupt cosock's code).
-      local a, b = fast[i].b()
-      if a ~= NOMSG then
-        if b == nil then return a end
-        return a, b
-      end
-    end
-    return recv_wait(self, fast, task)
+  -- Receives alone, the commonest perform, are tried in one C call that
+  -- also checks self and the task (src/channel.c, try_first). Once a message
+  -- is taken nothing of ours that could fail runs before the caller has it:
+  -- no call, no allocation (an error there would lose it; the watchdog does
+  -- not interrupt cosock's code).
+  local a, b = try_first(self)
+  if a ~= NOMSG then
+    if b == nil then return a end
+    return a, b
   end
+  if b == 1 then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
+  if b == 2 then error("cosock.op: perform must be called from a cosock task", 2) end
+  local task = current_task()
+  if b == 0 then return recv_wait(self, self.fast, task) end
   local impl = self.impl
   if impl == send_impl then
     local tx = self.a
