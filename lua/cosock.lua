@@ -91,13 +91,13 @@ m.asyncify = require "cosock.asyncify"
 m.timer = require "cosock.timer"
 m.signal = require "cosock.signal"
 m.when = require "cosock.when"
-m.op = require "cosock.op"
 
 -- cosock.ssl needs LuaSec: load it on first use, so that programs without
--- TLS run where LuaSec is not installed. cosock.ossignal and cosock.stop:
--- on first use too (a program that does not use them does not pay for them).
+-- TLS run where LuaSec is not installed. cosock.ossignal, cosock.stop,
+-- cosock.scope, cosock.sync and cosock.op (its nine files): on first use too
+-- (a program that does not use them does not pay for them).
 local LAZY = { ssl = "cosock.ssl", ossignal = "cosock.ossignal", stop = "cosock.stop",
-  scope = "cosock.scope", sync = "cosock.sync" } -- (scope, sync: doc/structured-concurrency.md)
+  scope = "cosock.scope", sync = "cosock.sync", op = "cosock.op" }
 setmetatable(m, {
   __index = function(t, k)
     if LAZY[k] then

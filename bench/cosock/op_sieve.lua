@@ -2,7 +2,9 @@
 -- a counting task and one filtering task per prime, all joined by rendezvous
 -- channels (capacity 0), every hand-over a send perform meeting a recv perform.
 -- Finds the N-th prime (7919 for 1,000) and reports the rate of hand-overs.
--- Usage: op_sieve.lua [N]   (default 1000)
+-- plain: the same sieve with the channels' own tx:send / rx:receive (the
+-- baseline the op_sieve row is compared with).
+-- Usage: op_sieve.lua [N] [op|plain]   (default 1000 op)
 package.path = (arg[0]:match("^(.*/)") or "./") .. "../lib/?.lua;" .. package.path
 local B = require "bench"
 local cosock = require "cosock"
@@ -10,7 +12,16 @@ local op = require "cosock.op"
 
 local IMPL = "cosock-native"
 local N = B.argnum(1, 1000)
-local W = N == 1000 and "op_sieve" or ("op_sieve_" .. N)
+local PLAIN = arg[2] == "plain"
+local W = (PLAIN and "op_sieve_plain" or "op_sieve") .. (N == 1000 and "" or ("_" .. N))
+local function send(tx, v)
+  if PLAIN then return tx:send(v) end
+  return op.send(tx, v):perform()
+end
+local function recv(rx)
+  if PLAIN then return rx:receive() end
+  return op.recv(rx):perform()
+end
 
 B.guard(W, IMPL, function()
   local tasks, handovers, last = {}, 0, nil
@@ -20,7 +31,7 @@ B.guard(W, IMPL, function()
     local tx, rx = cosock.channel.new(0)
     spawn(function()
       while true do
-        op.send(tx, n):perform()
+        send(tx, n)
         n = n + 1
       end
     end, "integers")
@@ -31,9 +42,9 @@ B.guard(W, IMPL, function()
     local tx, out = cosock.channel.new(0)
     spawn(function()
       while true do
-        local n = op.recv(rx):perform()
+        local n = recv(rx)
         handovers = handovers + 1
-        if n % p ~= 0 then op.send(tx, n):perform() end
+        if n % p ~= 0 then send(tx, n) end
       end
     end, "sieve")
     return out
@@ -42,7 +53,7 @@ B.guard(W, IMPL, function()
   cosock.spawn(function()
     local rx = integers_from(2)
     for _ = 1, N do
-      last = op.recv(rx):perform()
+      last = recv(rx)
       handovers = handovers + 1
       rx = sieve(last, rx)
     end

@@ -846,6 +846,103 @@ static int fast_receive(lua_State *L) {
   return 1;
 }
 
+/* A receiver's bound try (cosock.op's recv): a receive that never waits,
+ * with the channel's parts as upvalues as in the receiver's own receive (no
+ * lookup per call). Returns the message, or nil, "closed", or the mark
+ * NOMSG when there is nothing to take; never touches the end's timeout. */
+static const char nomsg_mark = 0;
+#define NOMSG ((void *)&nomsg_mark)
+
+/* The bound try's work, the channel's parts at ud, ud + 1, ud + 2 (stack
+ * indices). Pushes what it returns and returns how many. */
+static int try_at(lua_State *L, int ud) {
+  chan_ref c;
+  int r;
+  ref_at(L, &c, ud);
+  r = recv_try(L, &c);
+  if (r >= 0) return r;
+  lua_pushlightuserdata(L, NOMSG);
+  return 1;
+}
+
+static int bound_try_receive(lua_State *L) {
+  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
+  chan_ref c;
+  lua_settop(L, 0);
+  if (ch->first <= ch->last) {                 /* fast_receive's common case */
+    take_oldest(L, UPV(UP_QUEUE), ch);
+    if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) {
+      ref_up(L, &c, ch);
+      serve_line(L, &c);
+    }
+    return 1;
+  }
+  lua_pushvalue(L, UPV(UP_CHAN));
+  lua_pushvalue(L, UPV(UP_QUEUE));
+  lua_pushvalue(L, UPV(UP_LINK));
+  return try_at(L, 1);
+}
+
+/* channel_try_fn(rx) -> the bound try of receiver rx (its NOMSG mark is
+ * cosock.core.channel_nomsg). */
+static int l_try_fn(lua_State *L) {
+  lua_settop(L, 1);
+  locate(L, 0, "recv");                        /* 2 ud, 3 queue, 4 link */
+  lua_pushvalue(L, UPV(UP_LOOP));
+  lua_insert(L, 2);
+  lua_pushcclosure(L, bound_try_receive, 4);
+  return 1;
+}
+
+/* The first tries of a cosock.op perform made of receives alone, in one
+ * call (upvalues: loop, the operations' metatable). try_first(op) returns
+ * what the first receive that can complete returned (the message, or nil,
+ * "closed"), or NOMSG and why nothing was taken: 0, none could complete; 1,
+ * op is no operation; 2, no task runs; 3, op is not made of receives alone
+ * (its fast list is false). The caller raises its own errors. */
+static int try_first(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  lua_Integer i, n;
+  int why = 0;
+  lua_settop(L, 1);
+  if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, UPV(2))) why = 1;
+  else if (cn_current_slot(lp) < 0 || cn_task_get(lp, cn_current_slot(lp)) == NULL ||
+           cn_task_get(lp, cn_current_slot(lp))->co == NULL)
+    why = 2;                                    /* (as cosock.core.current_task) */
+  else {
+    lua_pushliteral(L, "fast");
+    if (lua_rawget(L, 1) != LUA_TTABLE) why = 3;     /* 1 op, 2 mt, 3 fast */
+  }
+  if (why == 0) {
+    n = (lua_Integer)lua_rawlen(L, 3);
+    for (i = 1; i <= n; i++) {
+      int k;
+      lua_rawgeti(L, 3, i);                     /* 4 node */
+      lua_pushliteral(L, "b");
+      lua_rawget(L, 4);                         /* 5 its bound try: its channel's */
+      lua_getupvalue(L, 5, UP_CHAN);            /* 6 ud, 7 queue, 8 link */
+      lua_getupvalue(L, 5, UP_QUEUE);
+      lua_getupvalue(L, 5, UP_LINK);
+      k = try_at(L, 6);
+      if (lua_touserdata(L, -1) != NOMSG || k > 1) return k; /* (a message, or nil, "closed") */
+      lua_settop(L, 3);
+    }
+  }
+  lua_pushlightuserdata(L, NOMSG);
+  lua_pushinteger(L, why);
+  return 2;
+}
+
+/* channel_try_first_fn(mt) -> try_first for the operations' metatable mt. */
+static int l_try_first_fn(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  lua_pushvalue(L, UPV(UP_LOOP));
+  lua_insert(L, 1);
+  lua_pushcclosure(L, try_first, 2);
+  return 1;
+}
+
 static int close_end(lua_State *L, int tx) {
   chan_ref c;
   lua_settop(L, 1);
@@ -1138,7 +1235,8 @@ void cn_channel_open(lua_State *L) {
     {"channel_waiting", l_waiting}, {"channel_senders", l_senders},
     {"channel_close_ready", l_close_ready},
     {"channel_try_send", l_try_send}, {"channel_try_receive", l_try_receive},
-    {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready}, {NULL, NULL}
+    {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready},
+    {"channel_try_fn", l_try_fn}, {"channel_try_first_fn", l_try_first_fn}, {NULL, NULL}
   };
   static const char *const untimed[] = {"channel_send_untimed", NULL};
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);
@@ -1180,4 +1278,6 @@ void cn_channel_open(lua_State *L) {
   lua_pushvalue(L, loop);
   luaL_setfuncs(L, funcs, 1);
   cn_lift_fields(L, mod, untimed);
+  lua_pushlightuserdata(L, NOMSG);
+  lua_setfield(L, mod, "channel_nomsg");
 }

@@ -1,0 +1,254 @@
+-- cosock.op's receives alone (issue 28): the bound try that op.recv keeps
+-- (cosock.core.channel_try_fn), a receive that waits alone on its receiver
+-- the way a select does, and the hub that takes over when a second perform
+-- waits on the same receiver. Every wait here ends by a message, a close or
+-- a cancel; the loop itself stops a spec that would hang (net.run's limit).
+
+local cosock = require "cosock"
+local core = require "cosock.core"
+local op = require "cosock.op"
+local net = require "spec.support.net"
+
+local channel = cosock.channel
+local pack, in_task = net.pack, net.in_task
+
+describe("cosock.op receives alone", function()
+  before_each(function() cosock.reset() end)
+  after_each(function() net.check_clean() end)
+
+  describe("channel_try_fn (the bound try)", function()
+    it("returns the oldest message, nil included, as one value", function()
+      local tx, rx = channel.new()
+      tx:send(nil)
+      tx:send("b")
+      local try = core.channel_try_fn(rx)
+      assert.same(pack(nil), pack(try()))
+      assert.same(pack("b"), pack(try()))
+    end)
+
+    it("returns the mark channel_nomsg when nothing can be taken, without waiting", function()
+      local _, rx = channel.new()
+      assert.equal(core.channel_nomsg, core.channel_try_fn(rx)())
+      assert.equal("userdata", type(core.channel_nomsg))
+    end)
+
+    it("returns nil, 'closed' once the channel is closed and empty", function()
+      local tx, rx = channel.new()
+      tx:send(1)
+      tx:close()
+      local try = core.channel_try_fn(rx)
+      assert.same(pack(1), pack(try()))
+      assert.same(pack(nil, "closed"), pack(try()))
+    end)
+
+    it("takes a waiting sender's message from a rendezvous and wakes the sender", function()
+      local r = in_task(function()
+        local tx, rx = channel.new(0)
+        local sent
+        cosock.spawn(function() sent = tx:send("m") end, "sender")
+        cosock.socket.sleep(0)
+        local got = core.channel_try_fn(rx)()
+        cosock.socket.sleep(0)
+        return got, sent
+      end)
+      assert.same(pack("m", true), r)
+    end)
+
+    it("leaves the receiver's timeout alone", function()
+      local _, rx = channel.new()
+      rx:settimeout(0.25)
+      core.channel_try_fn(rx)()
+      assert.equal(0.25, rx.timeout)
+    end)
+
+    it("raises a clear error for anything but a receiver", function()
+      local tx = channel.new()
+      assert.has_error(function() core.channel_try_fn(tx) end,
+        "bad argument #1 to 'recv' (cosock.channel receiver expected, got a sender)")
+      assert.has_error(function() core.channel_try_fn(42) end,
+        "bad argument #1 to 'recv' (cosock.channel receiver expected, got number)")
+    end)
+  end)
+
+  describe("channel_try_first_fn (a perform's first tries in one call)", function()
+    local try_first = core.channel_try_first_fn(op.op_methods)
+    local NOMSG = core.channel_nomsg
+
+    it("in a task, returns what the first receive that can complete returns", function()
+      local r = in_task(function()
+        local tx1, rx1 = channel.new()
+        local tx2, rx2 = channel.new()
+        local c = op.choice(op.recv(rx1), op.recv(rx2))
+        tx2:send("two")
+        local first = pack(try_first(c))
+        tx1:send("one")
+        tx2:send("again")
+        return first, pack(try_first(c)), pack(try_first(c))
+      end)
+      assert.same(pack(pack("two"), pack("one"), pack("again")), r)
+    end)
+
+    it("returns nil, 'closed' for a closed and empty receiver", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        tx:close()
+        return try_first(op.recv(rx))
+      end)
+      assert.same(pack(nil, "closed"), r)
+    end)
+
+    it("returns NOMSG and why nothing was taken: 0 none could, 1 no operation, 2 no task, 3 not receives alone", function()
+      local _, rx = channel.new()
+      local tx = channel.new()
+      assert.same(pack(NOMSG, 2), pack(try_first(op.recv(rx))))
+      assert.same(pack(NOMSG, 1), pack(try_first({})))
+      assert.same(pack(NOMSG, 1), pack(try_first(42)))
+      local r = in_task(function()
+        return pack(try_first(op.recv(rx))), pack(try_first(op.send(tx, 1))),
+          pack(try_first(op.recv(rx):wrap(print)))
+      end)
+      assert.same(pack(pack(NOMSG, 0), pack(NOMSG, 3), pack(NOMSG, 3)), r)
+    end)
+
+    it("needs the operations' metatable", function()
+      assert.has_error(function() core.channel_try_first_fn(1) end)
+    end)
+  end)
+
+  it("cosock.op is loaded on first use, and is require 'cosock.op'", function()
+    assert.equal(op, cosock.op)
+    local listed = false
+    for k in pairs(cosock) do listed = listed or k == "op" end
+    assert.is_true(listed)
+  end)
+
+  describe("a receive perform", function()
+    it("returns a message as one value and a close as two", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        tx:send("m")
+        local one = pack(op.recv(rx):perform())
+        tx:close()
+        return one, pack(op.recv(rx):perform())
+      end)
+      assert.same(pack(pack("m"), pack(nil, "closed")), r)
+    end)
+
+    it("waiting alone, is woken by a send and takes the message", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() tx:send("late") end, "sender")
+        return op.recv(rx):perform()
+      end)
+      assert.same(pack("late"), r)
+    end)
+
+    it("waiting alone, gives way to a second perform on the same receiver: each gets one message", function()
+      local got = {}
+      in_task(function()
+        local tx, rx = channel.new()
+        local recv = op.recv(rx)
+        local function receiver()
+          local v = recv:perform()
+          got[#got + 1] = v
+        end
+        local a = cosock.spawn(receiver, "first")
+        cosock.socket.sleep(0) -- the first waits alone now
+        local b = cosock.spawn(receiver, "second")
+        cosock.socket.sleep(0) -- the second took the hub over
+        tx:send(1)
+        tx:send(2)
+        a:join(1)
+        b:join(1)
+      end)
+      table.sort(got)
+      assert.same({ 1, 2 }, got)
+    end)
+
+    it("cancelled while waiting alone leaves the receiver free for a plain receive", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local h = cosock.spawn(function() op.recv(rx):perform() end, "waiter")
+        cosock.socket.sleep(0)
+        h:cancel()
+        cosock.socket.sleep(0)
+        cosock.spawn(function() tx:send("after") end, "sender")
+        rx:settimeout(1)
+        return rx:receive()
+      end)
+      assert.same(pack("after"), r)
+    end)
+
+    it("a choice of receives, cancelled while waiting, leaves both receivers free", function()
+      local r = in_task(function()
+        local tx1, rx1 = channel.new()
+        local tx2, rx2 = channel.new()
+        local h = cosock.spawn(function() op.choice(op.recv(rx1), op.recv(rx2)):perform() end, "waiter")
+        cosock.socket.sleep(0)
+        h:cancel()
+        cosock.socket.sleep(0)
+        cosock.spawn(function() tx1:send(1) tx2:send(2) end, "sender")
+        rx1:settimeout(1)
+        rx2:settimeout(1)
+        return rx1:receive(), rx2:receive()
+      end)
+      assert.same(pack(1, 2), r)
+    end)
+
+    it("a choice of receives that waits takes the first message sent, from either", function()
+      local r = in_task(function()
+        local tx1, rx1 = channel.new()
+        local _, rx2 = channel.new()
+        cosock.spawn(function() tx1:send("one") end, "sender")
+        return op.choice(op.recv(rx2), op.recv(rx1)):perform()
+      end)
+      assert.same(pack("one"), r)
+    end)
+
+    it("a choice naming one receiver twice waits on it once", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() tx:send("m") end, "sender")
+        return op.choice(op.recv(rx), op.recv(rx)):perform()
+      end)
+      assert.same(pack("m"), r)
+    end)
+
+    it("a waiting choice gives way to a perform on one of its receivers: each gets one message", function()
+      local got = {}
+      in_task(function()
+        local tx1, rx1 = channel.new()
+        local tx2, rx2 = channel.new()
+        local a = cosock.spawn(function()
+          local v = op.choice(op.recv(rx1), op.recv(rx2)):perform()
+          got[#got + 1] = v
+        end, "choice")
+        cosock.socket.sleep(0)
+        local b = cosock.spawn(function()
+          local v = op.recv(rx2):perform()
+          got[#got + 1] = v
+        end, "second")
+        cosock.socket.sleep(0)
+        tx2:send(2)
+        tx1:send(1)
+        a:join(1)
+        b:join(1)
+      end)
+      table.sort(got)
+      assert.same({ 1, 2 }, got)
+    end)
+
+    it("waiting alone while a plain receive waits on the receiver raises cosock's error", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() rx:receive() end, "plain")
+        cosock.socket.sleep(0)
+        local ok, err = pcall(op.perform, op.recv(rx))
+        tx:send("for the plain one")
+        return ok, err
+      end)
+      assert.is_false(r[1])
+      assert.matches("waker already set", r[2])
+    end)
+  end)
+end)
