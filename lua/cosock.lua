@@ -62,62 +62,25 @@ m.stats = core.stats
 m.set_accounting = core.set_accounting
 m.set_watchdog = core.set_watchdog
 
-m.socket = require "cosock.socket"
-m.channel = require "cosock.channel"
-m.asyncify = require "cosock.asyncify"
-m.timer = require "cosock.timer"
-m.signal = require "cosock.signal"
-m.when = require "cosock.when"
-m.op = require "cosock.op"
-
--- cosock.ssl needs LuaSec: load it on first use, so that programs without
--- TLS run where LuaSec is not installed.
-setmetatable(m, {
-  __index = function(t, k)
-    if k == "ssl" then
-      local ssl = require "cosock.ssl"
-      rawset(t, "ssl", ssl)
-      return ssl
-    end
-  end,
+-- The modules, each loaded on first use (cosock.lazy): `require "cosock"`
+-- costs only the loop and the functions above (doc/footprint.md).
+-- pairs(cosock) loads them all first (cosock.ssl only with LuaSec). A new
+-- module is one line here; a new function is a plain field above.
+require("cosock.lazy")(m, {
+  socket = "cosock.socket",
+  channel = "cosock.channel",
+  asyncify = "cosock.asyncify",
+  ssl = "cosock.ssl",            -- needs LuaSec: raises when it is missing
+  timer = "cosock.timer",
+  signal = "cosock.signal",
+  when = "cosock.when",
+  op = "cosock.op",
 })
 
--- The state dump of a stalled loop (every live task waits on something
--- nothing can wake), printed just before run raises its error: cosock 0.2.0's
--- shape and words, to standard output with the print there was when this
--- module loaded (as cosock's): the tasks the last pass resumed, then the others.
+-- The state dump of a stalled loop (cosock.dump), printed just before run
+-- raises its error, with the print there was when this module loaded (as
+-- cosock's).
 local alwaysprint = print
-local BANNER = "vvvvvvvvvvvvvvvvvvvvvvvv DUMP STATE vvvvvvvvvvvvvvvvvvvvvvvv"
-local BANNER_END = "^^^^^^^^^^^^^^^^^^^^^^^^ DUMP STATE ^^^^^^^^^^^^^^^^^^^^^^^^"
-local RULE = string.rep("=", 57)
-local SEPARATOR = string.rep("-", 57)
-
-local function dump_section(title, states)
-  alwaysprint(title .. " (" .. #states .. ")")
-  alwaysprint(RULE)
-  for _, st in ipairs(states) do
-    local info = st.info
-    alwaysprint(st.co, info.name)
-    alwaysprint(info.traceback)
-    alwaysprint("recvt:", info.recvt)
-    alwaysprint("sendt:", info.sendt)
-    alwaysprint("timeout:", info.timeout)
-    alwaysprint("last wake:", info.last_wake)
-    alwaysprint(SEPARATOR)
-  end
-end
-
-local function dump_state()
-  local woken, others = {}, {}
-  for _, st in ipairs(core.thread_states()) do
-    local list = st.woken and woken or others
-    list[#list + 1] = st
-  end
-  alwaysprint(BANNER)
-  dump_section("threads woken in last turn", woken)
-  dump_section("threads not woken in last turn", others)
-  alwaysprint(BANNER_END)
-end
-core.set_stall_hook(dump_state)
+core.set_stall_hook(function() require("cosock.dump")(alwaysprint) end)
 
 return m
