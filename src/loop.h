@@ -61,6 +61,7 @@ typedef void (*cn_fd_watcher)(lua_State *L, struct cn_loop *lp, int fd, int even
 
 typedef struct cn_loop {
   cn_mem mem;                 /* the Lua state's allocator, for the C arrays (mem.c) */
+  unsigned opened;            /* core.c: the features core.open has registered (bits) */
 
   /* task.c: the task slots, the run lists and the task timers. */
   struct {

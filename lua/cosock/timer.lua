@@ -15,6 +15,7 @@ local compat = require "cosock.compat"
 local pack, unpack = compat.pack, compat.unpack
 
 local core = require "cosock.core"
+core.open "timer" -- (its C functions: added to cosock.core on first use)
 local channel = require "cosock.channel"
 
 local monotime, spawn, grid_next = core.monotime, core.spawn, core.grid_next

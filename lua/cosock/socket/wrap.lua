@@ -33,6 +33,7 @@ local M = {}
 -- The loop's C core: receive, send and wait (src/wrapper.c), and its fast
 -- path for our own wrappers (see M.methods and M.close).
 local core = require "cosock.core"
+core.open "socket" -- (its C functions: added to cosock.core on first use)
 local closing, forget_fd = core.closing, core.forget_fd
 local wake_native = core.wake
 
