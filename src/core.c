@@ -47,9 +47,9 @@ static int l_spawn(lua_State *L) {
   co = lua_newthread(L);                       /* fn, name, co */
   lua_pushvalue(L, 1);
   lua_xmove(L, co, 1);
-  cn_task_reserve(L, lp);
-  cn_handle_push(L, lp, 2, 3);                 /* fn, name, co, handle */
-  cn_task_new(L, lp, 3, 2, 4);                 /* may raise before taking the slot */
+  lua_pushinteger(L, cn_task_reserve(L, lp));  /* fn, name, co, slot */
+  cn_handle_push(L, lp, 2, 4);                 /* fn, name, co, slot, handle */
+  cn_task_new(L, lp, 3, 2, 5);                 /* may raise before taking the slot */
   return 1;
 }
 
@@ -61,12 +61,12 @@ static int l_reset(lua_State *L) {
   if (cn_running(lp))
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
   lua_settop(L, 0);
-  cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
-  lua_newtable(L);                             /* 5: the next timer anchor table */
+  cn_tasks_new_tables(L);                      /* 1-3; may raise: nothing changed */
+  lua_newtable(L);                             /* 4: the next timer anchor table */
   if (cn_waiters_reset(L, lp) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
-  cn_tobj_reset(L, lp, 5);                     /* cannot fail */
+  cn_tobj_reset(L, lp, 4);                     /* cannot fail */
   cn_dns_reset(L, lp);                         /* cannot fail */
   cn_preds_reset(L, lp);                       /* cannot fail */
   cn_run_reset(L, lp);

@@ -6,9 +6,13 @@
 
 #include "loop.h"
 
-/* Pushes a new handle for the task of the coroutine at index co, named by
- * the value at index name (may raise: nothing is taken yet). */
-void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
+/* Pushes a new handle named by the value at index name, for the task whose
+ * slot (an integer) is at index task, or for an ended task whose coroutine
+ * is there (may raise: nothing is taken yet). */
+void cn_handle_push(lua_State *L, cn_loop *lp, int name, int task);
+/* The task of the handle at index handle ended (task.c, when it frees the
+ * slot); its coroutine is at index co. Cannot fail. */
+void cn_handle_ended(lua_State *L, cn_loop *lp, int handle, int co);
 /* Makes the loop's handle metatable (the loop on top of the stack). */
 void cn_handle_open(lua_State *L);
 void cn_handle_free(lua_State *L, cn_loop *lp);

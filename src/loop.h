@@ -76,7 +76,7 @@ typedef struct cn_loop {
     int narmed;               /* tasks whose timer is armed */
     int nxarmed;              /* other timers queued in the heap (cn_xtimer) */
     size_t nxreserved;        /* heap room kept for those */
-    int r_cos, r_names, r_handles, r_records; /* registry: the tasks' Lua values */
+    int r_cos, r_handles, r_records; /* registry: the tasks' Lua values (task.c) */
   } tasks;
 
   /* run.c: whether run() is on the C stack, and which task it resumes. */

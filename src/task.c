@@ -7,21 +7,30 @@
 
 #include <lauxlib.h>
 
+#include "handle.h"
 #include "mem.h"
 #include "task.h"
 
 static void list_push(cn_loop *lp, unsigned char which, cn_task *t);
 
 /* The Lua side of the tasks, in three registry tables:
- *   cos      hash: coroutine -> slot; anchors each live task's coroutine, and
- *            tells which task a coroutine is (handle.c asks cn_task_of)
- *   names    array: names[slot + 1], the name given to spawn
+ *   cos      array: cos[2 * slot + 1], the coroutine, anchored while the
+ *            task lives; cos[2 * slot + 2], the name given to spawn (NONAME
+ *            for nil). A free slot holds false in both: the array has no
+ *            holes, so Lua grows it in place (no old array left for the
+ *            collector), and it costs 32 bytes a task where a hash by
+ *            coroutine cost 40 and a names array 16 more (doc/footprint.md).
+ *            handle.c finds a handle's task by slot.
  *   handles  array, weak values: handles[slot + 1], the task's handle while
  *            the program keeps it (for handle.c when the task ends)
  *   records  hash: records[slot], the record of a task that waited through
  *            the waker protocol (made on its first such wait)
  * The arrays are regrown with the slots (reserve_slot), so storing a new
- * task's name and handle never allocates. */
+ * task's coroutine, name and handle never allocates. */
+
+/* The name of a task spawned without one, in the cos array. */
+static const char noname_mark;
+#define NONAME ((void *)&noname_mark)
 
 /* Pushes a table with an array part of n entries and weak values. */
 static void new_weak_array(lua_State *L, int n) {
@@ -34,7 +43,6 @@ static void new_weak_array(lua_State *L, int n) {
 
 void cn_tasks_new_tables(lua_State *L) {
   luaL_checkstack(L, 6, NULL);
-  lua_newtable(L);
   lua_newtable(L);
   new_weak_array(L, 0);
   lua_newtable(L);
@@ -53,13 +61,20 @@ static void replace_array(lua_State *L, int ref, int n) {
   lua_rawseti(L, LUA_REGISTRYINDEX, ref);      /* an existing slot: no allocation */
 }
 
-/* Makes the names and handles arrays hold cap tasks (both made first). */
+/* Makes the cos and handles arrays hold cap tasks. The cos array gets
+ * false up to its new end: the first store past the old end makes Lua grow
+ * it (in place, all of it used), the others land in it. */
 static void grow_arrays(lua_State *L, cn_loop *lp, int cap) {
+  lua_Integer i;
   luaL_checkstack(L, 6, NULL);
-  lua_createtable(L, cap, 0);
   new_weak_array(L, cap);
   replace_array(L, lp->tasks.r_handles, lp->tasks.nslots);
-  replace_array(L, lp->tasks.r_names, lp->tasks.nslots);
+  cn_push_ref(L, lp->tasks.r_cos);
+  for (i = 2 * (lua_Integer)lp->tasks.capslots + 1; i <= 2 * (lua_Integer)cap; i++) {
+    lua_pushboolean(L, 0);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pop(L, 1);
 }
 
 /* Grows the slot table and everything sized by it, so that nothing later in
@@ -127,14 +142,12 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   name = lua_absindex(L, name);
   handle = lua_absindex(L, handle);
   luaL_checkstack(L, 3, NULL);
-  cn_push_ref(L, lp->tasks.r_cos);
-  lua_pushvalue(L, co);
-  lua_pushinteger(L, slot);
-  lua_rawset(L, -3);                           /* may raise: nothing is taken yet */
-  lua_pop(L, 1);
   lp->tasks.nfree--;
-  lua_pushvalue(L, name);
-  set_in(L, lp->tasks.r_names, slot + 1);
+  lua_pushvalue(L, co);
+  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 1);
+  if (lua_isnil(L, name)) lua_pushlightuserdata(L, NONAME);
+  else lua_pushvalue(L, name);
+  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 2);
   lua_pushvalue(L, handle);
   set_in(L, lp->tasks.r_handles, slot + 1);
   th_node_init(&t->timer);
@@ -167,15 +180,20 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   t->nwait = 0;
   lp->tasks.live--;
   lp->tasks.freeslots[lp->tasks.nfree++] = t->slot;
-  /* Drop the coroutine, its name and its wait objects. */
+  /* Tell its handle (whose task it no longer is), then drop the
+   * coroutine, its name and its wait objects. */
   luaL_checkstack(L, 4, NULL);
-  cn_push_ref(L, lp->tasks.r_cos);
-  cn_task_push_co(L, t);
-  lua_pushnil(L);
-  lua_rawset(L, -3);                           /* an existing key: no allocation */
+  cn_task_push_handle(L, lp, t->slot);
+  if (!lua_isnil(L, -1)) {
+    cn_task_push_co(L, t);
+    cn_handle_ended(L, lp, -2, -1);
+    lua_pop(L, 1);
+  }
   lua_pop(L, 1);
-  lua_pushnil(L);
-  set_in(L, lp->tasks.r_names, t->slot + 1);
+  lua_pushboolean(L, 0);
+  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)t->slot + 1);
+  lua_pushboolean(L, 0);
+  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)t->slot + 2);
   lua_pushnil(L);
   set_in(L, lp->tasks.r_handles, t->slot + 1);
   /* A nil stored under a missing key would still make the key (and may
@@ -221,7 +239,6 @@ void cn_tasks_init(lua_State *L, cn_loop *lp) {
   cn_tasks_new_tables(L);
   lp->tasks.r_records = luaL_ref(L, LUA_REGISTRYINDEX);
   lp->tasks.r_handles = luaL_ref(L, LUA_REGISTRYINDEX);
-  lp->tasks.r_names = luaL_ref(L, LUA_REGISTRYINDEX);
   lp->tasks.r_cos = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
@@ -232,17 +249,14 @@ void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables) {
   lua_pushvalue(L, tables);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_cos);
   lua_pushvalue(L, tables + 1);
-  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_names);
-  lua_pushvalue(L, tables + 2);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_handles);
-  lua_pushvalue(L, tables + 3);
+  lua_pushvalue(L, tables + 2);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_records);
 }
 
 void cn_tasks_free(lua_State *L, cn_loop *lp) {
   free_all(lp);
   cn_unref(L, &lp->tasks.r_cos);
-  cn_unref(L, &lp->tasks.r_names);
   cn_unref(L, &lp->tasks.r_handles);
   cn_unref(L, &lp->tasks.r_records);
 }
@@ -402,27 +416,19 @@ void cn_task_push_co(lua_State *L, cn_task *t) {
 }
 
 void cn_task_push_name(lua_State *L, cn_loop *lp, int slot) {
-  cn_push_ref(L, lp->tasks.r_names);
-  lua_rawgeti(L, -1, slot + 1);
+  cn_push_ref(L, lp->tasks.r_cos);
+  lua_rawgeti(L, -1, 2 * (lua_Integer)slot + 2);
   lua_remove(L, -2);
+  if (lua_touserdata(L, -1) == NONAME) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
 }
 
 void cn_task_push_handle(lua_State *L, cn_loop *lp, int slot) {
   cn_push_ref(L, lp->tasks.r_handles);
   lua_rawgeti(L, -1, slot + 1);
   lua_remove(L, -2);
-}
-
-cn_task *cn_task_of(lua_State *L, cn_loop *lp, int co) {
-  lua_Integer slot;
-  int isnum;
-  co = lua_absindex(L, co);
-  cn_push_ref(L, lp->tasks.r_cos);
-  lua_pushvalue(L, co);
-  lua_rawget(L, -2);
-  slot = lua_tointegerx(L, -1, &isnum);
-  lua_pop(L, 2);
-  return isnum && slot >= 0 && slot < lp->tasks.nslots ? cn_task_get(lp, (int)slot) : NULL;
 }
 
 void cn_task_push_record(lua_State *L, cn_loop *lp, int slot) {

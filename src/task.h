@@ -40,35 +40,41 @@ typedef struct cn_task {
    * after a wait ends (unarmed) and a later wait arms it again in place when
    * that deadline is not earlier, so a socket timeout costs no heap work per
    * wait; the node moves to its real deadline, or goes, when it reaches the
-   * top (cn_timers_run). */
+   * top (cn_timers_run). (Fields are ordered by size, so that no padding
+   * makes the struct bigger: one per task, doc/footprint.md.) */
   th_node timer;
   double deadline;          /* when armed: the real deadline, >= timer.when */
   uint64_t dseq;            /* ... and its tie-breaker */
-  unsigned char armed;
-  int slot;
-  unsigned char state;
-  unsigned char list;       /* L_NONE, L_A, L_B */
-  int prev, next;           /* run list links (slot numbers, -1 ends) */
-  lua_State *co;            /* its coroutine (kept alive by the record) */
+  lua_State *co;            /* its coroutine (kept alive by the cos array) */
   /* park.c: the current wait. */
   lua_Integer waitid;       /* unique per wait; 0 while not waiting */
-  unsigned char timed_out;
-  unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
-  unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
   cn_wait *waits;           /* &wait1 until a wait needs more than one */
   cn_wait wait1;
-  int nwait, capwait;
-  int nrecvt, nsendt;       /* objects in the last yield, for metadata */
   cn_tmo timeout;           /* the last yielded timeout (set: had one), for metadata */
   /* run.c */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
-  unsigned last_pass;       /* the pass that last resumed it (see cn_woken_last_pass) */
   /* run.c, through accounting.h (task.c zeroes them when the task starts) */
   lua_Integer resumes;      /* times the loop resumed it */
   int64_t busy_ns;          /* time spent on it, while accounting is on */
   uint64_t allocated;       /* bytes allocated while it ran */
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
+  /* task.c */
+  int slot;
+  int prev, next;           /* run list links (slot numbers, -1 ends) */
+  /* park.c */
+  int nwait, capwait;
+  int nrecvt, nsendt;       /* objects in the last yield, for metadata */
+  /* run.c */
+  unsigned last_pass;       /* the pass that last resumed it (see cn_woken_last_pass) */
+  /* task.c */
+  unsigned char armed;
+  unsigned char state;
+  unsigned char list;       /* L_NONE, L_A, L_B */
+  /* park.c */
+  unsigned char timed_out;
+  unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
+  unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
 } cn_task;
 
 /* The task in slot, or NULL unless the slot is in use. */
@@ -92,7 +98,7 @@ static inline int cn_tasks_runnable(const cn_loop *lp) {
 static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }
 
 void cn_tasks_init(lua_State *L, cn_loop *lp);
-/* Pushes the four new tables a reset needs (may raise). */
+/* Pushes the three new tables a reset needs (may raise). */
 void cn_tasks_new_tables(lua_State *L);
 /* Forgets every task: the tables pushed by cn_tasks_new_tables, from index
  * tables on, take the old ones' place. Cannot fail. */
@@ -112,8 +118,6 @@ void cn_task_push_co(lua_State *L, cn_task *t);
 void cn_task_push_name(lua_State *L, cn_loop *lp, int slot);
 /* Pushes slot's handle, or nil once the program dropped it. */
 void cn_task_push_handle(lua_State *L, cn_loop *lp, int slot);
-/* The live task whose coroutine is the value at index co, or NULL. */
-cn_task *cn_task_of(lua_State *L, cn_loop *lp, int co);
 /* Pushes slot's record, or nil when it has none. */
 void cn_task_push_record(lua_State *L, cn_loop *lp, int slot);
 /* Pushes slot's record, making it first when the task has none (may raise
