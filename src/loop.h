@@ -30,6 +30,7 @@
 #include "mem.h"
 
 struct cn_task;
+struct cn_task_block;
 struct cn_tobj;
 struct cn_alloc_count;
 struct cn_resolver;
@@ -67,8 +68,10 @@ typedef struct cn_loop {
   struct {
     struct cn_task **slots;
     int nslots, capslots;
-    int *freeslots;           /* stack of unused slot numbers */
+    int freehead;             /* unused slots, linked through their tasks' next; -1 ends */
     int nfree;
+    struct cn_task_block *blocks; /* where the task structs live, newest first */
+    int blockused;            /* structs handed out of the newest block */
     int live;                 /* tasks spawned and not finished or cancelled */
     cn_list lists[3];         /* [L_A], [L_B]: the ready list and the wake list */
     unsigned char ready;      /* which of L_A/L_B is the ready list */

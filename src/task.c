@@ -77,12 +77,20 @@ static void grow_arrays(lua_State *L, cn_loop *lp, int cap) {
   lua_pop(L, 1);
 }
 
+/* Task structs come in blocks (one allocation per TASK_BLOCK tasks: no
+ * allocator overhead per task) and are kept for reuse: no allocation per
+ * spawn once warm. Freed with the loop (free_all). */
+#define TASK_BLOCK 64
+struct cn_task_block {
+  struct cn_task_block *next;
+  cn_task tasks[TASK_BLOCK];
+};
+
 /* Grows the slot table and everything sized by it, so that nothing later in
  * the life of a task needs memory the C side could fail to get. */
 static void reserve_slot(lua_State *L, cn_loop *lp) {
   int cap;
   cn_task **slots;
-  int *freeslots;
   if (lp->tasks.nfree > 0 || lp->tasks.nslots < lp->tasks.capslots) return;
   cap = lp->tasks.capslots ? lp->tasks.capslots * 2 : 64;
   if (cap <= 0 || cap > (1 << 26) || (size_t)cap > ((size_t)-1) / sizeof *slots)
@@ -97,33 +105,37 @@ static void reserve_slot(lua_State *L, cn_loop *lp) {
                         (size_t)cap * sizeof *slots);
   if (slots == NULL) luaL_error(L, "cosock: out of memory");
   lp->tasks.slots = slots;
-  freeslots = cn_mem_resize(&lp->mem, lp->tasks.freeslots,
-                            (size_t)lp->tasks.capslots * sizeof *freeslots,
-                            (size_t)cap * sizeof *freeslots);
-  if (freeslots == NULL) {
-    /* Back to the size capslots says (shrinking cannot fail). */
-    lp->tasks.slots = cn_mem_resize(&lp->mem, slots, (size_t)cap * sizeof *slots,
-                                    (size_t)lp->tasks.capslots * sizeof *slots);
-    luaL_error(L, "cosock: out of memory");
-  }
-  lp->tasks.freeslots = freeslots;
   lp->tasks.capslots = cap;
+}
+
+/* A zeroed task struct out of the newest block, or a new block (may raise). */
+static cn_task *new_struct(lua_State *L, cn_loop *lp) {
+  cn_task *t;
+  if (lp->tasks.blocks == NULL || lp->tasks.blockused == TASK_BLOCK) {
+    struct cn_task_block *b = cn_mem_resize(&lp->mem, NULL, 0, sizeof *b);
+    if (b == NULL) luaL_error(L, "cosock: out of memory");
+    b->next = lp->tasks.blocks;
+    lp->tasks.blocks = b;
+    lp->tasks.blockused = 0;
+  }
+  t = &lp->tasks.blocks->tasks[lp->tasks.blockused++];
+  memset(t, 0, sizeof *t);
+  return t;
 }
 
 int cn_task_reserve(lua_State *L, cn_loop *lp) {
   reserve_slot(L, lp);
   if (lp->tasks.nfree == 0) {
-    /* Task structs are kept for reuse: no allocation per spawn once warm. */
-    cn_task *t = cn_mem_resize(&lp->mem, NULL, 0, sizeof *t);
-    if (t == NULL) luaL_error(L, "cosock: out of memory");
-    memset(t, 0, sizeof *t);
+    cn_task *t = new_struct(L, lp);
     t->slot = lp->tasks.nslots;
     t->waits = &t->wait1;                      /* one wait needs no array */
     t->capwait = 1;
-    lp->tasks.slots[lp->tasks.nslots] = t;
-    lp->tasks.freeslots[lp->tasks.nfree++] = lp->tasks.nslots++;
+    lp->tasks.slots[lp->tasks.nslots++] = t;
+    t->next = lp->tasks.freehead;
+    lp->tasks.freehead = t->slot;
+    lp->tasks.nfree++;
   }
-  return lp->tasks.freeslots[lp->tasks.nfree - 1];
+  return lp->tasks.freehead;
 }
 
 /* Stores the value on top at index i of registry[ref] (pops it). Within the
@@ -136,12 +148,13 @@ static void set_in(lua_State *L, int ref, lua_Integer i) {
 }
 
 cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
-  int slot = lp->tasks.freeslots[lp->tasks.nfree - 1];
+  int slot = lp->tasks.freehead;
   cn_task *t = lp->tasks.slots[slot];
   co = lua_absindex(L, co);
   name = lua_absindex(L, name);
   handle = lua_absindex(L, handle);
   luaL_checkstack(L, 3, NULL);
+  lp->tasks.freehead = t->next;
   lp->tasks.nfree--;
   lua_pushvalue(L, co);
   set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 1);
@@ -179,7 +192,9 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   t->waitid = 0;
   t->nwait = 0;
   lp->tasks.live--;
-  lp->tasks.freeslots[lp->tasks.nfree++] = t->slot;
+  t->next = lp->tasks.freehead;                /* (out of every list: next is free) */
+  lp->tasks.freehead = t->slot;
+  lp->tasks.nfree++;
   /* Tell its handle (whose task it no longer is), then drop the
    * coroutine, its name and its wait objects. */
   luaL_checkstack(L, 4, NULL);
@@ -219,22 +234,25 @@ static void free_all(cn_loop *lp) {
   th_free(&lp->tasks.timers); /* before the tasks its nodes live in */
   for (i = 0; i < lp->tasks.nslots; i++) {
     cn_task *t = lp->tasks.slots[i];
-    if (t && t->waits != &t->wait1)
+    if (t->waits != &t->wait1)
       cn_mem_free(&lp->mem, t->waits, (size_t)t->capwait * sizeof *t->waits);
-    cn_mem_free(&lp->mem, t, sizeof *t);
+  }
+  while (lp->tasks.blocks != NULL) {
+    struct cn_task_block *b = lp->tasks.blocks;
+    lp->tasks.blocks = b->next;
+    cn_mem_free(&lp->mem, b, sizeof *b);
   }
   cn_mem_free(&lp->mem, lp->tasks.slots, (size_t)lp->tasks.capslots * sizeof *lp->tasks.slots);
-  cn_mem_free(&lp->mem, lp->tasks.freeslots,
-              (size_t)lp->tasks.capslots * sizeof *lp->tasks.freeslots);
   lp->tasks.slots = NULL;
-  lp->tasks.freeslots = NULL;
-  lp->tasks.nslots = lp->tasks.capslots = lp->tasks.nfree = 0;
+  lp->tasks.nslots = lp->tasks.capslots = lp->tasks.nfree = lp->tasks.blockused = 0;
+  lp->tasks.freehead = -1;
   lp->tasks.live = lp->tasks.narmed = lp->tasks.nxarmed = 0; /* (th_free unqueued them) */
   init_lists(lp);
 }
 
 void cn_tasks_init(lua_State *L, cn_loop *lp) {
   th_init(&lp->tasks.timers);
+  lp->tasks.freehead = -1;
   init_lists(lp);
   cn_tasks_new_tables(L);
   lp->tasks.r_records = luaL_ref(L, LUA_REGISTRYINDEX);
