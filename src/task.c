@@ -49,7 +49,10 @@ void cn_tasks_new_tables(lua_State *L) {
 }
 
 /* The table on top, with the first n entries of registry[ref] copied into
- * its array, takes that table's place (pops it). */
+ * its array, takes that table's place (pops it). The old table is emptied
+ * and given one key outside its array: Lua then rehashes it to an empty
+ * array, so its memory goes back now, not when the collector gets to it
+ * (may raise then: the new table is in place already). */
 static void replace_array(lua_State *L, int ref, int n) {
   int i;
   cn_push_ref(L, ref);                         /* new, old */
@@ -57,8 +60,15 @@ static void replace_array(lua_State *L, int ref, int n) {
     lua_rawgeti(L, -1, i);
     lua_rawseti(L, -3, i);                     /* within the new array: no allocation */
   }
-  lua_pop(L, 1);
+  lua_insert(L, -2);                           /* old, new */
   lua_rawseti(L, LUA_REGISTRYINDEX, ref);      /* an existing slot: no allocation */
+  for (i = 1; i <= n; i++) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pushboolean(L, 1);
+  lua_rawseti(L, -2, -1);                      /* not in the array: the rehash */
+  lua_pop(L, 1);
 }
 
 /* Makes the cos and handles arrays hold cap tasks. The cos array gets
