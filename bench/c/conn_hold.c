@@ -19,16 +19,7 @@ struct conn {
 
 static long rss_now_kb(void)
 {
-    char line[256];
-    long kb = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld", &kb) == 1)
-            break;
-    fclose(f);
-    return kb;
+    return status_kb("VmRSS: %ld");
 }
 
 /* A struct conn for fd, registered for reading with ep. */
