@@ -403,7 +403,7 @@ void cn_handle_open(lua_State *L) {
   lua_pushvalue(L, -1);
   lua_setfield(L, -2, "__index");
   lp->r_handle_mt = luaL_ref(L, LUA_REGISTRYINDEX); /* pops mt */
-  lua_newtable(L);                             /* handle -> coroutine, weak */
+  lua_newtable(L);                             /* handle -> slot or coroutine, weak */
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "kv");
   lua_setfield(L, -2, "__mode");

@@ -157,7 +157,7 @@ typedef struct cn_loop {
 
   /* handle.c */
   int r_handle_mt;            /* this loop's handle metatable */
-  int r_handle_cos;           /* registry: handle -> coroutine, weak */
+  int r_handle_cos;           /* registry: handle -> slot, then coroutine; weak */
   int r_handle_results;       /* registry: handle -> outcome, weak keys */
   int r_handle_waiters;       /* registry: handle -> its waiters' wakers, weak keys */
 

@@ -149,7 +149,7 @@ int cn_task_reserve(lua_State *L, cn_loop *lp) {
 }
 
 /* Stores the value on top at index i of registry[ref] (pops it). Within the
- * names array, or a nil for a key that exists: cannot fail. */
+ * arrays, or a nil for a key that exists: cannot fail. */
 static void set_in(lua_State *L, int ref, lua_Integer i) {
   cn_push_ref(L, ref);
   lua_insert(L, -2);
