@@ -2,6 +2,7 @@
  * messages. Owns loop->tasks (see task.h). */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,13 +384,14 @@ double cn_timers_run(cn_loop *lp, double now) {
   th_node *n;
   if (cn_timers_armed(lp) == 0) return -1;
   while ((n = th_top(&lp->tasks.timers)) != NULL && n->when <= now) {
-    cn_task *t = (cn_task *)n; /* the node is the first member of the task */
+    cn_task *t;
     if (n->tag == CN_TAG_XTIMER) {
       th_remove(&lp->tasks.timers, n);
       lp->tasks.nxarmed--;
       ((cn_xtimer *)n)->fire(lp, (cn_xtimer *)n);
       break;                                   /* its owner acts on it before the later ones */
     }
+    t = (cn_task *)(void *)((char *)n - offsetof(cn_task, timer)); /* the task around the node */
     if (t->armed && (n->when != t->deadline || n->seq != t->dseq)) {
       /* re-armed in place: to its real key first, so that a late pass
        * still fires due timers in deadline order */

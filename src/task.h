@@ -36,32 +36,17 @@ typedef struct cn_wait {
 } cn_wait;
 
 typedef struct cn_task {
-  /* task.c: run list links and the timer. The timer stays queued
-   * after a wait ends (unarmed) and a later wait arms it again in place when
-   * that deadline is not earlier, so a socket timeout costs no heap work per
-   * wait; the node moves to its real deadline, or goes, when it reaches the
-   * top (cn_timers_run). (Fields are ordered by size, so that no padding
-   * makes the struct bigger: one per task, doc/footprint.md.) */
-  th_node timer;
-  double deadline;          /* when armed: the real deadline, >= timer.when */
-  uint64_t dseq;            /* ... and its tie-breaker */
+  /* Ordered by size, so that no padding makes the struct bigger (one per
+   * task: doc/footprint.md), and what every resume and wake reads first:
+   * those fields share 64 bytes. */
   lua_State *co;            /* its coroutine (kept alive by the cos array) */
   /* park.c: the current wait. */
   lua_Integer waitid;       /* unique per wait; 0 while not waiting */
   cn_wait *waits;           /* &wait1 until a wait needs more than one */
-  cn_wait wait1;
-  cn_tmo timeout;           /* the last yielded timeout (set: had one), for metadata */
-  /* run.c */
-  long long last_wake;      /* os.time() of the last resume, -1 for never */
-  /* run.c, through accounting.h (task.c zeroes them when the task starts) */
-  lua_Integer resumes;      /* times the loop resumed it */
-  int64_t busy_ns;          /* time spent on it, while accounting is on */
-  uint64_t allocated;       /* bytes allocated while it ran */
-  /* wrapper.c */
-  const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
   /* task.c */
   int slot;
-  int prev, next;           /* run list links (slot numbers, -1 ends) */
+  int prev, next;           /* run list links (slot numbers, -1 ends); next
+                             * links the free slots while the task is free */
   /* park.c */
   int nwait, capwait;
   int nrecvt, nsendt;       /* objects in the last yield, for metadata */
@@ -75,6 +60,23 @@ typedef struct cn_task {
   unsigned char timed_out;
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
+  cn_wait wait1;
+  /* task.c: the timer. It stays queued after a wait ends (unarmed) and a
+   * later wait arms it again in place when that deadline is not earlier, so
+   * a socket timeout costs no heap work per wait; the node moves to its real
+   * deadline, or goes, when it reaches the top (cn_timers_run). */
+  th_node timer;
+  double deadline;          /* when armed: the real deadline, >= timer.when */
+  uint64_t dseq;            /* ... and its tie-breaker */
+  cn_tmo timeout;           /* park.c: the last yielded timeout (set: had one), for metadata */
+  /* run.c */
+  long long last_wake;      /* os.time() of the last resume, -1 for never */
+  /* run.c, through accounting.h (task.c zeroes them when the task starts) */
+  lua_Integer resumes;      /* times the loop resumed it */
+  int64_t busy_ns;          /* time spent on it, while accounting is on */
+  uint64_t allocated;       /* bytes allocated while it ran */
+  /* wrapper.c */
+  const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
 } cn_task;
 
 /* The task in slot, or NULL unless the slot is in use. */
