@@ -1,7 +1,7 @@
 -- cosock: the public module of cosock-native, a drop-in replacement for the
 -- cosock 0.2.0 coroutine executor. The run loop lives in C (cosock.core);
--- this file puts the API together, raises the loop's errors as cosock does
--- and prints the state dump of a stall.
+-- this file puts the API together (its modules load on first use), raises
+-- the loop's errors as cosock does and has cosock.dump print a stall's state.
 local core = require "cosock.core"
 
 local m = {}
