@@ -182,7 +182,7 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   t->timed_out = t->internal = t->bare = t->armed = 0;
   t->prev = t->next = -1;
   t->nwait = t->nrecvt = t->nsendt = 0;
-  t->timeout.set = 0;
+  t->tmo_set = 0;
   t->last_wake = -1;
   t->resumes = 0;
   t->busy_ns = 0;

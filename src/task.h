@@ -60,6 +60,8 @@ typedef struct cn_task {
   unsigned char timed_out;
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
+  unsigned char tmo_set, tmo_is_int; /* the last yielded timeout (a cn_tmo, spread out
+                             * so that it pads nothing: cn_task_set_timeout) */
   cn_wait wait1;
   /* task.c: the timer. It stays queued after a wait ends (unarmed) and a
    * later wait arms it again in place when that deadline is not earlier, so
@@ -68,7 +70,8 @@ typedef struct cn_task {
   th_node timer;
   double deadline;          /* when armed: the real deadline, >= timer.when */
   uint64_t dseq;            /* ... and its tie-breaker */
-  cn_tmo timeout;           /* park.c: the last yielded timeout (set: had one), for metadata */
+  double tmo_secs;          /* park.c: ... its seconds, and its integer (tmo_is_int), for metadata */
+  lua_Integer tmo_ival;
   /* run.c */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
   /* run.c, through accounting.h (task.c zeroes them when the task starts) */
@@ -78,6 +81,14 @@ typedef struct cn_task {
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
 } cn_task;
+
+/* Keeps v as t's last yielded timeout. */
+static inline void cn_task_set_timeout(cn_task *t, cn_tmo v) {
+  t->tmo_secs = v.secs;
+  t->tmo_ival = v.ival;
+  t->tmo_set = v.set;
+  t->tmo_is_int = v.is_int;
+}
 
 /* The task in slot, or NULL unless the slot is in use. */
 static inline cn_task *cn_task_get(cn_loop *lp, int slot) {
