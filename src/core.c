@@ -1,6 +1,9 @@
 /* core: the Lua module cosock.core. Creates the one loop of this Lua state,
  * exports spawn, reset, stats and monotime, and has each concern add its own
- * functions (run.c, park.c, waiters.c, wrapper.c, channel.c). Every function
+ * functions (run.c, park.c, waiters.c, ...). The functions of a feature the
+ * loop itself does not need (channels, socket wrappers, timer objects, name
+ * lookups, predicates, signals) are added when its Lua module first loads
+ * (open): a program pays in Lua heap only for what it uses. Every function
  * gets the loop (a full userdata) as upvalue 1. */
 #include "config.h"
 
@@ -67,12 +70,12 @@ static int l_reset(lua_State *L) {
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
   cn_refuse_busy(L, lp, "cosock.reset", "reset");
   lua_settop(L, 0);
-  cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
-  lua_newtable(L);                             /* 5: the next timer anchor table */
+  cn_tasks_new_tables(L);                      /* 1-3; may raise: nothing changed */
+  lua_newtable(L);                             /* 4: the next timer anchor table */
   if (cn_waiters_reset(L, lp) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
-  cn_tobj_reset(L, lp, 5);                     /* cannot fail */
+  cn_tobj_reset(L, lp, 4);                     /* cannot fail */
   cn_dns_reset(L, lp);                         /* cannot fail */
   cn_preds_reset(L, lp);                       /* cannot fail */
   cn_run_reset(L, lp);
@@ -108,6 +111,46 @@ static int l_stats(lua_State *L) {
 static int l_monotime(lua_State *L) {
   lua_pushnumber(L, cn_clock_now());
   return 1;
+}
+
+static void open_channel(lua_State *L, cn_loop *lp) { (void)lp; cn_channel_open(L); }
+static void open_socket(lua_State *L, cn_loop *lp) { (void)lp; cn_wrapper_open(L); }
+static void open_signal(lua_State *L, cn_loop *lp) {
+  (void)lp;
+  cn_sigwait_open(L);
+  cn_wakers_open(L);
+}
+
+/* The features open can add, in the order of the bits of loop->opened. */
+static const struct {
+  const char *name;
+  void (*open)(lua_State *L, cn_loop *lp);     /* loop, module on top: adds to module */
+} features[] = {
+  {"channel", open_channel},                   /* cosock.channel */
+  {"socket", open_socket},                     /* cosock.socket.wrap */
+  {"timer", cn_tobj_open},                     /* cosock.timer, cosock.op */
+  {"dns", cn_dns_open},                        /* cosock.dns, cosock.socket.resolve */
+  {"when", cn_preds_open},                     /* cosock.when */
+  {"signal", open_signal},                     /* cosock.signal */
+};
+
+/* open(name): adds the functions of feature name to this module, once
+ * (upvalue 2 is the module). A failure (no memory) adds it again next time. */
+static int l_open(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  unsigned i;
+  for (i = 0; i < sizeof features / sizeof features[0]; i++) {
+    if (strcmp(name, features[i].name) != 0) continue;
+    if (lp->opened & (1u << i)) return 0;
+    lua_settop(L, 0);
+    lua_pushvalue(L, LOOP_UPVALUE);
+    lua_pushvalue(L, lua_upvalueindex(2));
+    features[i].open(L, lp);
+    lp->opened |= 1u << i;
+    return 0;
+  }
+  return luaL_error(L, "cosock.core.open: no feature named '%s'", name);
 }
 
 static int loop_gc(lua_State *L) {
@@ -151,6 +194,8 @@ int luaopen_cosock_core(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_setmetatable(L, -2);
   cn_tasks_init(L, lp);
+  cn_tobj_init(L, lp);
+  cn_preds_init(L, lp);
   if (cn_waiters_init(L, lp, b) != 0)
     return luaL_error(L, "cosock: cannot create the %s poller: %s", b->name, strerror(errno));
   cn_handle_open(L);                           /* uses the loop at -1 */
@@ -164,14 +209,12 @@ int luaopen_cosock_core(lua_State *L) {
   cn_wd_open(L, lp);
   cn_park_open(L, lp);
   cn_waiters_open(L);
-  cn_wrapper_open(L);
-  cn_channel_open(L);
-  cn_tobj_open(L, lp);
-  cn_dns_open(L, lp);
-  cn_preds_open(L, lp);
-  cn_wakers_open(L);
-  cn_sigwait_open(L);
   cn_fid_open(L);
+  cn_dns_init(L, lp);
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, l_open, 2);
+  lua_setfield(L, -2, "open");
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

@@ -6,9 +6,14 @@
 
 #include "loop.h"
 
-/* Pushes a new handle for the task of the coroutine at index co, named by
- * the value at index name (may raise: nothing is taken yet). */
+/* Pushes a new handle named by the value at index name, for the coroutine
+ * at index co, whose task has no slot yet (may raise: nothing is taken yet). */
 void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
+/* Maps the handle at index handle to the value at index v: its task's slot
+ * (an integer, task.c when the task takes it), or the coroutine once the
+ * task ended (task.c, when it frees the slot). The handle's key exists
+ * (made by cn_handle_push): cannot fail, allocates nothing. */
+void cn_handle_map(lua_State *L, cn_loop *lp, int handle, int v);
 /* Makes the loop's handle metatable (the loop on top of the stack). */
 void cn_handle_open(lua_State *L);
 void cn_handle_free(lua_State *L, cn_loop *lp);

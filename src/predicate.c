@@ -479,6 +479,14 @@ void cn_preds_reset(lua_State *L, cn_loop *lp) {
   lp->preds.evaluated = 0;
 }
 
+void cn_preds_init(lua_State *L, cn_loop *lp) {
+  lp->preds.interval = DEFAULT_INTERVAL;
+  lua_newtable(L);
+  lp->preds.r_ws = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);                       /* a registry slot (a nil would not take one) */
+  lp->preds.r_ev = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
 void cn_preds_open(lua_State *L, cn_loop *lp) {
   static const char *const waits[] = {"pred_wait", NULL};
   static const luaL_Reg funcs[] = {
@@ -487,11 +495,6 @@ void cn_preds_open(lua_State *L, cn_loop *lp) {
     {NULL, NULL}
   };
   luaL_checkstack(L, 4, NULL);
-  lp->preds.interval = DEFAULT_INTERVAL;
-  lua_newtable(L);
-  lp->preds.r_ws = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushboolean(L, 0);                       /* a registry slot (a nil would not take one) */
-  lp->preds.r_ev = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_createtable(L, 0, 1);                    /* the wait table's metatable */
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, w_setwaker);

@@ -7,8 +7,10 @@
 
 #include "loop.h"
 
-/* Adds pred_wait and pred_interval to the module table on top (the loop just
- * below it) and makes the registry slots of the predicate waits. */
+/* At load: the registry slots of the predicate waits. */
+void cn_preds_init(lua_State *L, cn_loop *lp);
+/* On first use (core.open "when"): adds pred_wait and pred_interval to the
+ * module table on top (the loop just below it). */
 void cn_preds_open(lua_State *L, cn_loop *lp);
 /* reset(): forgets every predicate wait and restores the default interval.
  * Cannot fail. */

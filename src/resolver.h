@@ -8,8 +8,11 @@
 
 #include "loop.h"
 
-/* Adds the dns_* functions and the field dns ("c-ares" or "luasocket") to
- * the module table on top (the loop just below it). */
+/* At load: adds the fields dns ("c-ares" or "luasocket") and dns_version,
+ * and dns_stats, to the module table on top (the loop just below it). */
+void cn_dns_init(lua_State *L, cn_loop *lp);
+/* On first use (core.open "dns"): the other dns_* functions and the lookup
+ * objects' metatable. */
 void cn_dns_open(lua_State *L, cn_loop *lp);
 /* reset(): every lookup in flight ends and its answer is dropped; the
  * servers and options set stay. Cannot fail. Call after cn_waiters_reset

@@ -88,6 +88,7 @@ static int l_task_handles(lua_State *L) {
       cn_task_push_name(L, lp, slot);          /* 3 */
       cn_task_push_co(L, t);                   /* 4 */
       cn_handle_push(L, lp, 3, 4);             /* 5 */
+      cn_task_set_handle(L, lp, t, 5);         /* the task's handle from now on */
       lua_replace(L, 2);
       lua_settop(L, 2);
     }

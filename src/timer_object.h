@@ -8,9 +8,11 @@
 
 #include "loop.h"
 
-/* Adds timer_oneshot, timer_interval, timer_info, timer_methods and
- * grid_next to the module table on top (the loop just below it), and makes
- * this loop's timer metatable. */
+/* At load: the anchor of the timers a task waits on. */
+void cn_tobj_init(lua_State *L, cn_loop *lp);
+/* On first use (core.open "timer"): adds timer_oneshot, timer_interval,
+ * timer_info, timer_methods and grid_next to the module table on top (the
+ * loop just below it), and makes this loop's timer metatable. */
 void cn_tobj_open(lua_State *L, cn_loop *lp);
 /* reset(): every timer made so far is dead (acts as cancelled) and loses its
  * waker; the table at index tbl (new, empty) becomes the anchor table.

@@ -22,6 +22,7 @@
 --- receive returns, so one perform never completes two operations.
 
 local core = require "cosock.core"
+core.open "timer" -- (its C functions: added to cosock.core on first use)
 local channel = require "cosock.channel"
 local luasocket = require "socket"
 
