@@ -369,14 +369,17 @@ describe("cosock.timer timer objects", function()
 
     -- Tasks waiting on timer objects and sleeping tasks are resumed in the
     -- order of their deadlines, also when a late pass finds them all due.
+    -- The objects' deadlines count from their making, the sleeps' from the
+    -- first pass: 50 ms apart, so that the time in between (over 10 ms on a
+    -- machine at a load of 10, more under qemu) does not reorder them.
     it("timer objects and task timers come due in deadline order", function()
       local log = {}
-      for i, d in ipairs({ 0.04, 0.01, 0.03 }) do
+      for i, d in ipairs({ 0.2, 0.05, 0.15 }) do
         local t = timer.create_oneshot(d)
         cosock.spawn(function() socket.select({ t }); log[#log + 1] = "timer" .. i end)
       end
-      cosock.spawn(function() socket.sleep(0.02); log[#log + 1] = "sleep" end)
-      cosock.spawn(function() socket.sleep(0.06); log[#log + 1] = "end" end)
+      cosock.spawn(function() socket.sleep(0.1); log[#log + 1] = "sleep" end)
+      cosock.spawn(function() socket.sleep(0.25); log[#log + 1] = "end" end)
       cosock.run()
       assert.same({ "timer2", "sleep", "timer3", "timer1", "end" }, log)
       L.assert_clean()
