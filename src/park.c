@@ -338,8 +338,9 @@ int cn_dirty(lua_State *L, int inner) {
 
 /* A parked task with a timeout gets its timer (a wait may already be over). */
 static void arm_timer(cn_loop *lp, cn_task *t) {
-  double timeout = cn_task_tmo_secs(t);
+  double timeout;
   if (!t->tmo_set || t->state != T_PARKED) return;
+  timeout = cn_task_tmo_secs(t);               /* (only once set: is_int may be stale) */
   if (timeout > ONE_YEAR) timeout = ONE_YEAR;
   cn_timer_arm(lp, t, cn_clock_now() + (timeout > 0 ? timeout : 0));
 }

@@ -90,10 +90,12 @@ typedef struct cn_task {
 
 /* Keeps v as t's last yielded timeout. */
 static inline void cn_task_set_timeout(cn_task *t, cn_tmo v) {
+  t->tmo_set = v.set;
+  t->tmo_is_int = 0;
+  if (!v.set) return;                          /* (the rest of v may be unset then) */
+  t->tmo_is_int = v.is_int;
   if (v.is_int) t->tmo.ival = v.ival;
   else t->tmo.secs = v.secs;
-  t->tmo_set = v.set;
-  t->tmo_is_int = v.is_int;
 }
 
 /* The seconds of t's last yielded timeout (an integer's exactly as
