@@ -51,7 +51,9 @@ end
 -- Starts a worker process (this file, or script) on port; returns its pid,
 -- port and output.
 local function start_worker(port, script)
-  local lua = arg[-1] or "lua5.3"
+  -- this interpreter; $LUA instead when set (a wrapper that runs it, as
+  -- under emulation, where arg[-1] is a binary only the emulator runs)
+  local lua = os.getenv("LUA") or arg[-1] or "lua5.3"
   local out = io.popen(("LUA_PATH=%q LUA_CPATH=%q exec %s %q worker %d")
     :format(package.path, package.cpath, lua, script or arg[0], port))
   local wpid, wport = out:read("*l"):match("^worker (%d+) listening (%d+)$")

@@ -1,7 +1,7 @@
 -- cosock: the public module of cosock-native, a drop-in replacement for the
 -- cosock 0.2.0 coroutine executor. The run loop lives in C (cosock.core);
--- this file puts the API together, raises the loop's errors as cosock does
--- and prints the state dump of a stall.
+-- this file puts the API together (its modules load on first use), raises
+-- the loop's errors as cosock does and has cosock.dump print a stall's state.
 local core = require "cosock.core"
 
 local m = {}
@@ -85,66 +85,37 @@ m.set_watchdog = core.set_watchdog
 m.set_close_wakes = core.set_close_wakes
 m.set_luasocket_timeouts = core.set_luasocket_timeouts
 
-m.socket = require "cosock.socket"
-m.channel = require "cosock.channel"
-m.asyncify = require "cosock.asyncify"
-m.timer = require "cosock.timer"
-m.signal = require "cosock.signal"
-m.when = require "cosock.when"
-
--- cosock.ssl needs LuaSec: load it on first use, so that programs without
--- TLS run where LuaSec is not installed. cosock.ossignal, cosock.stop,
--- cosock.scope, cosock.sync and cosock.op (its nine files): on first use too
--- (a program that does not use them does not pay for them).
-local LAZY = { ssl = "cosock.ssl", ossignal = "cosock.ossignal", stop = "cosock.stop",
-  scope = "cosock.scope", sync = "cosock.sync", op = "cosock.op" }
-setmetatable(m, {
-  __index = function(t, k)
-    if LAZY[k] then
-      local mod = require(LAZY[k])
-      rawset(t, k, mod)
-      return mod
-    end
-  end,
+-- The modules, each loaded on first use (cosock.lazy): `require "cosock"`
+-- costs only the loop and the functions above (doc/footprint.md).
+-- pairs(cosock) loads them all first (cosock.ssl only with LuaSec), except
+-- the additions cosock.ossignal, cosock.stop, cosock.scope and cosock.sync,
+-- listed once read. A new
+-- module is one line here; a new function is a plain field above.
+require("cosock.lazy")(m, {
+  socket = "cosock.socket",
+  channel = "cosock.channel",
+  asyncify = "cosock.asyncify",
+  ssl = "cosock.ssl",            -- needs LuaSec: raises when it is missing
+  timer = "cosock.timer",
+  signal = "cosock.signal",
+  when = "cosock.when",
+  op = "cosock.op",
+  ossignal = "cosock.ossignal",
+  stop = "cosock.stop",
+  scope = "cosock.scope",
+  sync = "cosock.sync",
+}, {
+  ossignal = true,
+  stop = true,
+  scope = true,
+  sync = true,
 })
 
--- The state dump of a stalled loop (every live task waits on something
--- nothing can wake), printed just before run raises its error: cosock 0.2.0's
--- shape and words, to standard output with the print there was when this
--- module loaded (as cosock's): the tasks the last pass resumed, then the others.
+-- The state dump of a stalled loop (cosock.dump), printed just before run
+-- raises its error, with the print there was when this module loaded (as
+-- cosock's).
 local alwaysprint = print
-local BANNER = "vvvvvvvvvvvvvvvvvvvvvvvv DUMP STATE vvvvvvvvvvvvvvvvvvvvvvvv"
-local BANNER_END = "^^^^^^^^^^^^^^^^^^^^^^^^ DUMP STATE ^^^^^^^^^^^^^^^^^^^^^^^^"
-local RULE = string.rep("=", 57)
-local SEPARATOR = string.rep("-", 57)
-
-local function dump_section(title, states)
-  alwaysprint(title .. " (" .. #states .. ")")
-  alwaysprint(RULE)
-  for _, st in ipairs(states) do
-    local info = st.info
-    alwaysprint(st.co, info.name)
-    alwaysprint(info.traceback)
-    alwaysprint("recvt:", info.recvt)
-    alwaysprint("sendt:", info.sendt)
-    alwaysprint("timeout:", info.timeout)
-    alwaysprint("last wake:", info.last_wake)
-    alwaysprint(SEPARATOR)
-  end
-end
-
-local function dump_state()
-  local woken, others = {}, {}
-  for _, st in ipairs(core.thread_states()) do
-    local list = st.woken and woken or others
-    list[#list + 1] = st
-  end
-  alwaysprint(BANNER)
-  dump_section("threads woken in last turn", woken)
-  dump_section("threads not woken in last turn", others)
-  alwaysprint(BANNER_END)
-end
-core.set_stall_hook(dump_state)
+core.set_stall_hook(function() require("cosock.dump")(alwaysprint) end)
 -- Where cosock's own Lua code is (this file and lua/cosock/...): the
 -- watchdog's "error" action waits until a task has left it (src/watchdog.c).
 core.watchdog_library((debug.getinfo(1, "S").source:gsub("%.lua$", "")))

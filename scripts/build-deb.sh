@@ -9,8 +9,9 @@
 #     --arch ARCH  a cross build for ARCH (dpkg-buildpackage -a ARCH) against
 #                  the target's sysroot of scripts/cross-test.sh, nothing
 #                  installed on the host: prints each package's fields and
-#                  files, unpacks them into a folder and runs the demo from
-#                  there on each Lua version, under qemu (doc/arm.md)
+#                  files, installs them (dpkg-deb -x) into a copy of that
+#                  sysroot and runs the demo there on each Lua version,
+#                  under qemu, with the interpreter's own paths (doc/arm.md)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 keep=no
@@ -80,22 +81,23 @@ if [ -n "$out" ]; then mkdir -p "$out" && cp $debs "$out/"; fi
 if [ -n "$arch" ]; then
 	qemu=qemu-aarch64
 	[ "$arch" = armhf ] && qemu=qemu-arm
-	root=$tmp/root
+	# Installed into a copy of the sysroot (the target's system: Lua,
+	# LuaSocket), as on a hub: the demo then finds cosock through the
+	# interpreter's default paths, with no LUA_PATH.
+	root=$tmp/sysroot
+	cp -a "$sysroot" "$root"
 	for d in $debs; do
 		echo "build-deb: $(basename "$d"):"
 		dpkg-deb -f "$d" Package Architecture Depends Provides | sed 's/^/build-deb:   /'
 		dpkg-deb -c "$d" | awk '{ s = "build-deb:   " $1 " " $3; for (i = 6; i <= NF; i++) s = s " " $i; print s }'
 		dpkg-deb -x "$d" "$root"
 	done
-	# The package's files first, then the sysroot's (LuaSocket).
 	for v in $versions; do
-		printf '#!/bin/sh\nexec %s -L "%s" "%s/usr/bin/lua%s" "$@"\n' "$qemu" "$sysroot" "$sysroot" "$v" > "$tmp/lua$v"
+		printf '#!/bin/sh\nexec %s -L "%s" "%s/usr/bin/lua%s" "$@"\n' "$qemu" "$root" "$root" "$v" > "$tmp/lua$v"
 		chmod +x "$tmp/lua$v"
-		echo "build-deb: the demo on Lua $v ($arch, $qemu) from the unpacked package"
-		env -u LUA_PATH_5_3 -u LUA_CPATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_4 \
-			LUA_PATH="$root/usr/share/lua/$v/?.lua;$root/usr/share/lua/$v/?/init.lua;;" \
-			LUA_CPATH="$root/usr/lib/$triplet/lua/$v/?.so;;" \
-			"$top/scripts/demo-installed.sh" "$tmp/lua$v" "$root/usr/"
+		echo "build-deb: the demo on Lua $v ($arch, $qemu) against the package installed in a copy of the sysroot"
+		env -u LUA_PATH -u LUA_CPATH -u LUA_PATH_5_3 -u LUA_CPATH_5_3 -u LUA_PATH_5_4 -u LUA_CPATH_5_4 \
+			"$top/scripts/demo-installed.sh" "$tmp/lua$v" /usr/
 	done
 	echo "build-deb: the $arch Debian packages build, and run under $qemu"
 	exit 0

@@ -380,12 +380,12 @@ describe("cosock.timer timer objects", function()
       local sim = require "cosock.sim"
       sim.on()
       local log = {}
-      for i, d in ipairs({ 0.04, 0.01, 0.03 }) do
+      for i, d in ipairs({ 0.2, 0.05, 0.15 }) do
         local t = timer.create_oneshot(d)
         cosock.spawn(function() socket.select({ t }); log[#log + 1] = "timer" .. i end)
       end
-      cosock.spawn(function() socket.sleep(0.02); log[#log + 1] = "sleep" end)
-      cosock.spawn(function() socket.sleep(0.06); log[#log + 1] = "end" end)
+      cosock.spawn(function() socket.sleep(0.1); log[#log + 1] = "sleep" end)
+      cosock.spawn(function() socket.sleep(0.25); log[#log + 1] = "end" end)
       cosock.run()
       sim.off()
       assert.same({ "timer2", "sleep", "timer3", "timer1", "end" }, log)

@@ -1,9 +1,12 @@
 /* core: the Lua module cosock.core, and the one file that names every layer
  * (doc/architecture.md). Creates the one loop of this Lua state, exports
  * spawn, reset, stats and monotime, and has the core (src/loop/) and each
- * feature (src/features/) add their own functions; a feature's open also
- * attaches its hook (hooks.h). Every function gets the loop (a full
- * userdata) as upvalue 1. */
+ * feature (src/features/) add their own functions; a feature attaches its
+ * hook (hooks.h) at load. The functions of a feature the loop itself does
+ * not need (channels, socket wrappers, timer objects, name lookups,
+ * predicates, signals) are added when its Lua module first loads (open): a
+ * program pays in Lua heap only for what it uses. Every function gets the
+ * loop (a full userdata) as upvalue 1. */
 #include "config.h"
 
 #include <errno.h>
@@ -50,7 +53,7 @@ static int l_reset(lua_State *L) {
     return luaL_error(L, "cosock.reset: cannot reset while the loop is running");
   cn_refuse_busy(L, lp, "cosock.reset", "reset");
   lua_settop(L, 0);
-  cn_tasks_new_tables(L);                      /* 1-4; may raise: nothing changed */
+  cn_tasks_new_tables(L);                      /* 1-3; may raise: nothing changed */
   if (cn_waiters_reset(L, lp) != 0)
     return luaL_error(L, "cosock.reset: cannot create the poller: %s", strerror(errno));
   cn_tasks_reset(L, lp, 1);                    /* cannot fail */
@@ -85,6 +88,46 @@ static int l_stats(lua_State *L) {
 static int l_monotime(lua_State *L) {
   lua_pushnumber(L, cn_clock_now());
   return 1;
+}
+
+static void open_channel(lua_State *L, cn_loop *lp) { (void)lp; cn_channel_open(L); }
+static void open_socket(lua_State *L, cn_loop *lp) { (void)lp; cn_wrapper_open(L); }
+static void open_signal(lua_State *L, cn_loop *lp) {
+  (void)lp;
+  cn_sigwait_open(L);
+  cn_wakers_open(L);
+}
+
+/* The features open can add, in the order of the bits of loop->opened. */
+static const struct {
+  const char *name;
+  void (*open)(lua_State *L, cn_loop *lp);     /* loop, module on top: adds to module */
+} features[] = {
+  {"channel", open_channel},                   /* cosock.channel */
+  {"socket", open_socket},                     /* cosock.socket.wrap */
+  {"timer", cn_tobj_open},                     /* cosock.timer, cosock.op */
+  {"dns", cn_dns_open},                        /* cosock.dns, cosock.socket.resolve */
+  {"when", cn_preds_open},                     /* cosock.when */
+  {"signal", open_signal},                     /* cosock.signal */
+};
+
+/* open(name): adds the functions of feature name to this module, once
+ * (upvalue 2 is the module). A failure (no memory) adds it again next time. */
+static int l_open(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  const char *name = luaL_checkstring(L, 1);
+  unsigned i;
+  for (i = 0; i < sizeof features / sizeof features[0]; i++) {
+    if (strcmp(name, features[i].name) != 0) continue;
+    if (lp->opened & (1u << i)) return 0;
+    lua_settop(L, 0);
+    lua_pushvalue(L, LOOP_UPVALUE);
+    lua_pushvalue(L, lua_upvalueindex(2));
+    features[i].open(L, lp);
+    lp->opened |= 1u << i;
+    return 0;
+  }
+  return luaL_error(L, "cosock.core.open: no feature named '%s'", name);
 }
 
 static int loop_gc(lua_State *L) {
@@ -141,16 +184,16 @@ int luaopen_cosock_core(lua_State *L) {
   cn_wd_open(L, lp);
   cn_park_open(L, lp);
   cn_waiters_open(L);
-  cn_wrapper_open(L);
-  cn_channel_open(L);
-  cn_tobj_open(L, lp);
-  cn_dns_open(L, lp);
-  cn_preds_open(L, lp);
-  cn_wakers_open(L);
-  cn_sigwait_open(L);
   cn_fid_open(L, lp);
+  cn_tobj_init(L, lp);                         /* (the hooks of these three at load, */
+  cn_dns_init(L, lp);                          /*  their functions on first use: open) */
+  cn_preds_init(L, lp);
   cn_sim_open(L, lp);
   cn_cancel_open(L, lp);
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, l_open, 2);
+  lua_setfield(L, -2, "open");
   lua_pushliteral(L, PACKAGE_VERSION);
   lua_setfield(L, -2, "_VERSION");
   lua_pushlightuserdata(L, CN_INTERNAL);

@@ -44,7 +44,8 @@ static double cpu_s(int with_children)
     return t;
 }
 
-static long rss_kb(void)
+/* A "<field>: <n> kB" line of /proc/self/status (fmt: "VmHWM: %ld"), or -1. */
+static long status_kb(const char *fmt)
 {
     char line[256];
     long kb = -1;
@@ -52,10 +53,16 @@ static long rss_kb(void)
     if (!f)
         return -1;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %ld", &kb) == 1)
+        if (sscanf(line, fmt, &kb) == 1)
             break;
     fclose(f);
     return kb;
+}
+
+/* Peak resident set in kB. */
+static long rss_kb(void)
+{
+    return status_kb("VmHWM: %ld");
 }
 
 static void fail(const char *fmt, ...)

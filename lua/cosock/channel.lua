@@ -28,6 +28,7 @@
 --- doc/reference.md give the whole contract.
 
 local core = require "cosock.core"
+core.open "channel" -- (its C functions: added to cosock.core on first use)
 
 local m = {}
 

@@ -13,6 +13,7 @@
 --- library to find who holds the other end of a channel.
 
 local core = require "cosock.core"
+core.open "when" -- (its C functions: added to cosock.core on first use)
 local compat = require "cosock.compat"
 
 local M = {}

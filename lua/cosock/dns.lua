@@ -12,6 +12,7 @@
 
 local luasocket = require "socket"
 local core = require "cosock.core"
+core.open "dns" -- (its C functions: added to cosock.core on first use)
 
 local type, error, select, ipairs, tostring, tonumber = type, error, select, ipairs, tostring, tonumber
 local compat = require "cosock.compat"

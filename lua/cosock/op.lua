@@ -17,6 +17,8 @@
 --- never, sleep, deadline), recv, send, sources (sockets, handles, timers),
 --- perform.
 
+require("cosock.core").open "timer" -- (its C functions: added to cosock.core on first use)
+
 local node = require "cosock.op.node"
 local cond = require "cosock.op.cond"
 local basic = require "cosock.op.basic"

@@ -27,6 +27,7 @@ local isyieldable = compat.isyieldable
 local pack, unpack = compat.pack, compat.unpack
 
 local core = require "cosock.core"
+core.open "signal" -- (its C functions: added to cosock.core on first use)
 local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale
 local signal_park, signal_wake, signal_ticket = core.signal_park, core.signal_wake, core.signal_ticket
 local signal_passer, current_task = core.signal_passer, core.current_task

@@ -13,8 +13,8 @@ local wrap = require "cosock.socket.wrap"
 local core = require "cosock.core"
 local yield = core.yield -- coroutine.yield, clearer outside a task
 local cancel_point = core.cancel_point
-local type, error, pcall, setmetatable, getmetatable, select, rawset, tostring =
-  type, error, pcall, setmetatable, getmetatable, select, rawset, tostring
+local type, error, setmetatable, getmetatable, select =
+  type, error, setmetatable, getmetatable, select
 local compat = require "cosock.compat"
 local ypcall = compat.pcall -- (5.1: a pcall a task may wait in)
 
@@ -172,11 +172,10 @@ function m.protect(fn)
 end
 
 ---------------------------------------------------------------------------
--- LuaSocket's own, and dns: cosock.dns (lookups that wait in the loop)
+-- LuaSocket's own (dns, cosock.dns, is below: lookups that wait in the loop)
 ---------------------------------------------------------------------------
 
 m.gettime = luasocket.gettime
-m.dns = require "cosock.dns"
 m.choose = luasocket.choose
 m.sink = luasocket.sink
 m.sinkt = luasocket.sinkt
@@ -189,20 +188,10 @@ m.BLOCKSIZE = luasocket.BLOCKSIZE
 m._DATAGRAMSIZE = luasocket._DATAGRAMSIZE
 
 ---------------------------------------------------------------------------
--- socket.http, loaded on first use (it requires cosock.asyncify, which requires
--- this module: loading it lazily keeps the modules free of a require cycle)
+-- dns and http, loaded on first use (http requires cosock.asyncify, which
+-- requires this module: loading it lazily keeps the modules free of a
+-- require cycle). pairs lists dns, as cosock 0.2.0's does, not http.
 ---------------------------------------------------------------------------
 
-local LAZY = { http = "cosock.socket.http" }
-
-local lazy_mt = {
-  __index = function(t, k)
-    local name = LAZY[k]
-    if name == nil then return nil end
-    local v = require(name)
-    rawset(t, k, v)
-    return v
-  end,
-}
-
-return setmetatable(m, lazy_mt)
+return require("cosock.lazy")(m, { dns = "cosock.dns", http = "cosock.socket.http" },
+                              { http = true })

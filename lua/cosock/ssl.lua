@@ -22,7 +22,7 @@ if not found then
 end
 local wrap = require "cosock.socket.wrap"
 
-local setmetatable, rawset, assert = setmetatable, rawset, assert
+local setmetatable, assert = setmetatable, assert
 local wait, settimeout = wrap.wait, wrap.settimeout
 -- Which wait a handshake that did not finish asks for.
 local HANDSHAKE_WAIT = { wantread = "recvr", wantwrite = "sendr" }
@@ -105,13 +105,5 @@ function tls.class()
   return "tls{}"
 end
 
-local LAZY = { https = "cosock.ssl.https" }
-return setmetatable(m, {
-  __index = function(t, k)
-    local name = LAZY[k]
-    if name == nil then return nil end
-    local v = require(name)
-    rawset(t, k, v)
-    return v
-  end,
-})
+-- https: LuaSec's ssl.https through cosock.asyncify, loaded on first use.
+return require("cosock.lazy")(m, { https = "cosock.ssl.https" }, { https = true })

@@ -14,6 +14,7 @@ local compat = require "cosock.compat"
 local pack, unpack = compat.pack, compat.unpack
 
 local core = require "cosock.core"
+core.open "timer" -- (its C functions: added to cosock.core on first use)
 local yield = core.yield -- coroutine.yield, clearer outside a task
 local channel = require "cosock.channel"
 

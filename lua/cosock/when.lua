@@ -18,6 +18,7 @@ local compat = require "cosock.compat"
 local pack, unpack = compat.pack, compat.unpack
 
 local core = require "cosock.core"
+core.open "when" -- (its C functions: added to cosock.core on first use)
 local signal = require "cosock.signal"
 
 local spawn, pred_wait, pred_interval = core.spawn, core.pred_wait, core.pred_interval

@@ -28,14 +28,14 @@ static char cancelled_key;                     /* registry: the cancellation val
 
 void cn_cancel_point(lua_State *L, cn_loop *lp) {
   cn_task *t = cn_task_get(lp, cn_current_slot(lp));
-  if (t == NULL || !t->scoped) return;
-  if (!t->cancel && !(t->cdeadline > 0 && cn_clock_now() >= t->cdeadline)) return;
+  if (t == NULL || !(t->hooked & CN_SCOPED)) return;
+  if (!(t->hooked & CN_CANCELLED) && !(t->cdeadline > 0 && cn_clock_now() >= t->cdeadline)) return;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &cancelled_key);
   lua_error(L);
 }
 
 void cn_cancel_request(cn_loop *lp, cn_task *t) {
-  t->cancel = 1;
+  t->hooked |= CN_CANCELLED;
   if (t->state == T_PARKED) {                  /* as its timer would: the wait times out */
     t->timed_out = 1;
     cn_make_ready(lp, t);
@@ -51,6 +51,56 @@ int cn_is_cancellation(lua_State *L, int idx) {
   return is;
 }
 
+static char slots_key;                         /* registry: coroutine -> slot (weak keys) */
+
+/* The live task whose coroutine is at index idx, or NULL. The loop keeps no
+ * map from coroutines to tasks (doc/footprint.md), so this file keeps one
+ * for the coroutines it is asked about (weak keys, made on first use): a
+ * slot found once is checked in O(1) after (the slot's task has this
+ * coroutine, or the task ended: a task keeps its slot for life). The first
+ * question about a coroutine that is not the running task's scans the
+ * slots once. */
+static cn_task *task_of(lua_State *L, cn_loop *lp, int idx) {
+  lua_State *co = lua_tothread(L, idx);
+  cn_task *t = cn_task_get(lp, cn_current_slot(lp));
+  int i, n, isnum;
+  lua_Integer slot;
+  if (co == NULL) return NULL;
+  if (t != NULL && t->co == co) return t;
+  idx = lua_absindex(L, idx);
+  luaL_checkstack(L, 4, NULL);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &slots_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 0);                  /* (may raise: nothing changed) */
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &slots_key);
+  }
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);                           /* map, slot|nil */
+  slot = lua_tointegerx(L, -1, &isnum);
+  lua_pop(L, 1);
+  if (isnum) {
+    lua_pop(L, 1);
+    t = cn_task_get(lp, (int)slot);
+    return t != NULL && t->co == co ? t : NULL;
+  }
+  for (i = 0, n = cn_tasks_slots(lp); i < n; i++)
+    if ((t = cn_task_get(lp, i)) != NULL && t->co == co) break;
+  if (i == n) {                                /* not a live task: it never will be */
+    lua_pop(L, 1);
+    return NULL;
+  }
+  lua_pushvalue(L, idx);
+  lua_pushinteger(L, i);
+  lua_rawset(L, -3);                           /* (may raise: the answer is the same next time) */
+  lua_pop(L, 1);
+  return t;
+}
+
 /* scope_mark(co, cancelled, deadline) -> whether co is a live task, and
  * whether it was cancelled (so a scope learns of a handle:cancel() of its
  * own task); co may be the task's handle too. Makes it a scope's task (cancelled: true or false) with that
@@ -62,19 +112,19 @@ static int l_scope_mark(lua_State *L) {
   double deadline = luaL_optnumber(L, 3, 0);
   if (lua_type(L, 1) != LUA_TTABLE) luaL_checktype(L, 1, LUA_TTHREAD);
   if (deadline != deadline) return luaL_argerror(L, 3, "deadline is NaN");
-  t = lua_type(L, 1) == LUA_TTABLE ? cn_handle_task(L, lp, 1) : cn_task_of(L, lp, 1);
+  t = lua_type(L, 1) == LUA_TTABLE ? cn_handle_task(L, lp, 1) : task_of(L, lp, 1);
   lua_pushboolean(L, t != NULL);
   if (t == NULL) return 1;
-  lua_pushboolean(L, t->cancel);
+  lua_pushboolean(L, (t->hooked & CN_CANCELLED) != 0);
   if (lua_isnoneornil(L, 2)) {
-    t->hooked = t->scoped = t->cancel = 0;
+    t->hooked = 0;
     t->cdeadline = 0;
     return 2;
   }
-  t->hooked = t->scoped = 1;
+  t->hooked |= CN_SCOPED;
   t->cdeadline = deadline > 0 ? deadline : 0;
-  if (!lua_toboolean(L, 2)) t->cancel = 0;
-  else if (!t->cancel) cn_cancel_request(lp, t);
+  if (!lua_toboolean(L, 2)) t->hooked &= (unsigned char)~CN_CANCELLED;
+  else if (!(t->hooked & CN_CANCELLED)) cn_cancel_request(lp, t);
   /* A parked wait ends at the new deadline if that is earlier. */
   if (t->state == T_PARKED && t->cdeadline > 0 && (!t->armed || t->cdeadline < t->deadline))
     cn_timer_arm(lp, t, t->cdeadline);
@@ -92,14 +142,14 @@ static int l_cancel_point(lua_State *L) {
  * which gives back what a task that ended held). */
 static int l_task_alive(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTHREAD);
-  lua_pushboolean(L, cn_task_of(L, cn_loop_get(L), 1) != NULL);
+  lua_pushboolean(L, task_of(L, cn_loop_get(L), 1) != NULL);
   return 1;
 }
 
 /* The hook's task questions (hooks.h), about a scope's task (hooked). */
 static double wait_cap(const cn_task *t, double now, double when) {
-  if (!t->scoped) return when;
-  if (t->cancel) return now;
+  if (!(t->hooked & CN_SCOPED)) return when;
+  if (t->hooked & CN_CANCELLED) return now;
   if (t->cdeadline > 0 && (when < 0 || t->cdeadline < when)) return t->cdeadline;
   return when;
 }

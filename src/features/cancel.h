@@ -1,5 +1,5 @@
 /* cancel: cancellation that cleans up, for cosock.scope (cancel.c owns the
- * cancel fields of each task: cancel, scoped, cdeadline). */
+ * cancel fields of each task: the bits of hooked, and cdeadline). */
 #ifndef COSOCK_CANCEL_H
 #define COSOCK_CANCEL_H
 
@@ -7,6 +7,9 @@
 
 #include "loop.h"
 #include "task.h"
+
+/* The bits cancel.c keeps in a task's hooked byte (task.h). */
+enum { CN_SCOPED = 1, CN_CANCELLED = 2 };
 
 /* Raises the cancellation value when the task the loop is resuming belongs
  * to a scope and is cancelled or past its deadline; returns otherwise. Each

@@ -4,11 +4,12 @@
  * which a program may keep its own fields, with a metatable whose __index
  * holds is_alive and cancel and whose __tostring names the task; nothing
  * else is in it (pairs(handle) sees only name). A table of this file's maps
- * each handle to its coroutine, weak both ways as cosock's threadhandles, and
- * task.c knows which live task a coroutine is: a handle the program drops
- * is collected and its task runs on; the coroutine of a finished task is
- * collected too, and its handle then reads "dead-thread". A later task in a
- * reused slot has another coroutine, so it is never taken for the handle's.
+ * each handle to its task's slot while the task lives, then (cn_handle_map)
+ * to its coroutine, weak both ways as cosock's threadhandles: a handle the
+ * program drops is collected and its task runs on; the coroutine of a
+ * finished task is collected too, and its handle then reads "dead-thread". A
+ * later task in a reused slot has another handle (task.c's handles array
+ * says which), so it is never taken for the handle's.
  *
  * Join: when a task ends, cn_handle_finish keeps its outcome for its handle
  * (in a table with weak keys: a finished task nobody can join any more
@@ -36,38 +37,51 @@
 #include "run.h"
 #include "task.h"
 
-/* Pushes the coroutine of the handle at index 1 (nil after a cancel, once
- * collected, or for any value that is not a handle: as in cosock, whose
- * methods look self up in a table, such a value reads as a dead task). */
-static void push_co(lua_State *L, cn_loop *lp) {
-  if (lua_isnoneornil(L, 1)) {
-    lua_pushnil(L);
-    return;
-  }
-  cn_push_ref(L, lp->r_handle_cos);
-  lua_pushvalue(L, 1);
-  lua_rawget(L, -2);
-  lua_remove(L, -2);
-}
-
+/* The live task behind the handle at index idx, or NULL: the slot it maps
+ * to, if that slot's task still has this handle. */
 cn_task *cn_handle_task(lua_State *L, cn_loop *lp, int idx) {
-  cn_task *t;
+  cn_task *t = NULL;
+  int isnum;
+  lua_Integer slot;
+  if (lua_isnoneornil(L, idx)) return NULL;
   idx = lua_absindex(L, idx);
   cn_push_ref(L, lp->r_handle_cos);
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);
-  t = lua_isnil(L, -1) ? NULL : cn_task_of(L, lp, -1);
+  slot = lua_tointegerx(L, -1, &isnum);
   lua_pop(L, 2);
+  if (isnum && slot >= 0 && slot < cn_tasks_slots(lp)) {
+    cn_task_push_handle(L, lp, (int)slot);
+    if (lua_rawequal(L, -1, idx)) t = cn_task_get(lp, (int)slot);
+    lua_pop(L, 1);
+  }
   return t;
 }
 
 /* The live task behind the handle at index 1, or NULL. */
-static cn_task *handle_task(lua_State *L, cn_loop *lp) {
-  cn_task *t;
-  push_co(L, lp);
-  t = lua_isnil(L, -1) ? NULL : cn_task_of(L, lp, -1);
-  lua_pop(L, 1);
-  return t;
+static cn_task *handle_task(lua_State *L, cn_loop *lp) { return cn_handle_task(L, lp, 1); }
+
+/* Pushes the coroutine of the handle at index 1 (nil after a cancel, once
+ * collected, or for any value that is not a handle: as in cosock, whose
+ * methods look self up in a table, such a value reads as a dead task). */
+static void push_co(lua_State *L, cn_loop *lp) {
+  cn_task *t = handle_task(L, lp);
+  if (t != NULL) {
+    cn_task_push_co(L, t);
+    return;
+  }
+  if (lua_isnoneornil(L, 1)) {
+    lua_pushnil(L);
+    return;
+  }
+  cn_push_ref(L, lp->r_handle_cos);            /* an ended task's: its coroutine */
+  lua_pushvalue(L, 1);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  if (!lua_isthread(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
 }
 
 void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co) {
@@ -79,10 +93,20 @@ void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co) {
   lua_setfield(L, -2, "name");
   cn_push_ref(L, lp->r_handle_mt);
   lua_setmetatable(L, -2);
-  cn_push_ref(L, lp->r_handle_cos);            /* handle, cos */
+  cn_push_ref(L, lp->r_handle_cos);            /* handle, map */
   lua_pushvalue(L, -2);
   lua_pushvalue(L, co);
-  lua_rawset(L, -3);
+  lua_rawset(L, -3);                           /* the key: may raise, nothing is taken yet */
+  lua_pop(L, 1);
+}
+
+void cn_handle_map(lua_State *L, cn_loop *lp, int handle, int v) {
+  handle = lua_absindex(L, handle);
+  v = lua_absindex(L, v);
+  cn_push_ref(L, lp->r_handle_cos);
+  lua_pushvalue(L, handle);
+  lua_pushvalue(L, v);
+  lua_rawset(L, -3);                           /* an existing key (set by spawn): no allocation */
   lua_pop(L, 1);
 }
 
@@ -107,7 +131,7 @@ static int h_cancel(lua_State *L) {
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
   if (cn_parking(lp, t->slot))
     return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
-  if (t->scoped) {                             /* a scope's task: its cleanup runs (cancel.c) */
+  if (t->hooked & CN_SCOPED) {                 /* a scope's task: its cleanup runs (cancel.c) */
     cn_cancel_request(lp, t);
     return 0;
   }
@@ -399,6 +423,7 @@ static int new_weak_keys(lua_State *L) {
 static void handle_free(lua_State *L, cn_loop *lp);
 static const cn_hook handle_hook = {
   .name = "handle", .task_end = cn_handle_finish, .new_handle = cn_handle_push,
+  .handle_map = cn_handle_map,
   .free = handle_free
 };
 
@@ -418,7 +443,7 @@ void cn_handle_open(lua_State *L) {
   lua_pushvalue(L, -1);
   lua_setfield(L, -2, "__index");
   lp->r_handle_mt = luaL_ref(L, LUA_REGISTRYINDEX); /* pops mt */
-  lua_newtable(L);                             /* handle -> coroutine, weak */
+  lua_newtable(L);                             /* handle -> slot or coroutine, weak */
   lua_createtable(L, 0, 1);
   lua_pushliteral(L, "kv");
   lua_setfield(L, -2, "__mode");

@@ -9,9 +9,14 @@
 #include "task.h"
 
 
-/* Pushes a new handle for the task of the coroutine at index co, named by
- * the value at index name (may raise: nothing is taken yet). */
+/* Pushes a new handle named by the value at index name, for the coroutine
+ * at index co, whose task has no slot yet (may raise: nothing is taken yet). */
 void cn_handle_push(lua_State *L, cn_loop *lp, int name, int co);
+/* Maps the handle at index handle to the value at index v: its task's slot
+ * (an integer, task.c when the task takes it), or the coroutine once the
+ * task ended (task.c, when it frees the slot). The handle's key exists
+ * (made by cn_handle_push): cannot fail, allocates nothing. */
+void cn_handle_map(lua_State *L, cn_loop *lp, int handle, int v);
 /* Makes the loop's handle metatable (the loop on top of the stack) and
  * attaches the hook (hooks.h): a task's end (cn_handle_finish) and a handle
  * for a task whose own was dropped (cn_handle_push). */

@@ -527,6 +527,15 @@ static const cn_hook preds_hook = {
   .reset = preds_reset, .free = preds_free
 };
 
+void cn_preds_init(lua_State *L, cn_loop *lp) {
+  cn_hook_add(L, lp, &preds_hook);
+  lp->preds.interval = DEFAULT_INTERVAL;
+  lua_newtable(L);
+  lp->preds.r_ws = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);                       /* a registry slot (a nil would not take one) */
+  lp->preds.r_ev = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
 void cn_preds_open(lua_State *L, cn_loop *lp) {
   static const char *const waits[] = {"pred_wait", NULL};
   static const luaL_Reg funcs[] = {
@@ -535,12 +544,6 @@ void cn_preds_open(lua_State *L, cn_loop *lp) {
     {NULL, NULL}
   };
   luaL_checkstack(L, 4, NULL);
-  cn_hook_add(L, lp, &preds_hook);
-  lp->preds.interval = DEFAULT_INTERVAL;
-  lua_newtable(L);
-  lp->preds.r_ws = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushboolean(L, 0);                       /* a registry slot (a nil would not take one) */
-  lp->preds.r_ev = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_createtable(L, 0, 1);                    /* the wait table's metatable */
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, w_setwaker);

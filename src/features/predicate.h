@@ -10,9 +10,10 @@
 
 #include "loop.h"
 
-/* Adds pred_wait and pred_interval to the module table on top (the loop just
- * below it), makes the registry slots of the predicate waits and attaches
- * the hook. */
+/* At load: the registry slots of the predicate waits, and the hook. */
+void cn_preds_init(lua_State *L, cn_loop *lp);
+/* On first use (core.open "when"): adds pred_wait and pred_interval to the
+ * module table on top (the loop just below it). */
 void cn_preds_open(lua_State *L, cn_loop *lp);
 
 #endif

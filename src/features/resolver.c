@@ -1043,15 +1043,24 @@ static void dns_free(lua_State *L, cn_loop *lp) {
 static const cn_hook dns_hook = {
   .name = "resolver", .at = deliver, .reset = dns_reset, .free = dns_free
 };
+void cn_dns_init(lua_State *L, cn_loop *lp) {
+  cn_hook_add(L, lp, &dns_hook);
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, l_stats, 1);
+  lua_setfield(L, -2, "dns_stats");
+  lua_pushliteral(L, "c-ares");
+  lua_setfield(L, -2, "dns");
+  lua_pushstring(L, ares_version(NULL));
+  lua_setfield(L, -2, "dns_version");
+}
 
 void cn_dns_open(lua_State *L, cn_loop *lp) {
   static const char *const waits[] = {"dns_getaddrinfo", "dns_gethost", "dns_nameinfo", NULL};
   static const luaL_Reg funcs[] = {
     {"dns_getaddrinfo", l_getaddrinfo}, {"dns_gethost", l_gethost},
     {"dns_nameinfo", l_nameinfo}, {"dns_config", l_config},
-    {"dns_numeric", l_numeric}, {"dns_stats", l_stats}, {NULL, NULL}
+    {"dns_numeric", l_numeric}, {NULL, NULL}
   };
-  cn_hook_add(L, lp, &dns_hook);
   lua_createtable(L, 0, 3);                    /* loop, module, mt */
   lua_pushvalue(L, -3);
   lua_pushcclosure(L, box_gc, 1);
@@ -1067,19 +1076,16 @@ void cn_dns_open(lua_State *L, cn_loop *lp) {
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
   cn_lift_fields(L, -1, waits);
-  lua_pushliteral(L, "c-ares");
-  lua_setfield(L, -2, "dns");
-  lua_pushstring(L, ares_version(NULL));
-  lua_setfield(L, -2, "dns_version");
 }
 
 #else /* no c-ares: LuaSocket's blocking resolver stays */
 
-void cn_dns_open(lua_State *L, cn_loop *lp) {
+void cn_dns_init(lua_State *L, cn_loop *lp) {
   (void)lp;
   lua_pushliteral(L, "luasocket");
   lua_setfield(L, -2, "dns");
 }
 
+void cn_dns_open(lua_State *L, cn_loop *lp) { (void)L; (void)lp; }
 
 #endif

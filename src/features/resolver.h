@@ -8,11 +8,12 @@
 
 #include "loop.h"
 
-/* Adds the dns_* functions and the field dns ("c-ares" or "luasocket") to
- * the module table on top (the loop just below it). With c-ares, attaches
- * the hook (hooks.h) that tells the tasks of the lookups that ended
- * (CN_AT_DELIVER, on while some did), ends them all at reset and frees the
- * resolver with the loop. */
+/* At load: adds the fields dns ("c-ares" or "luasocket") and dns_version,
+ * and dns_stats, to the module table on top (the loop just below it), and
+ * attaches the hook. */
+void cn_dns_init(lua_State *L, cn_loop *lp);
+/* On first use (core.open "dns"): the other dns_* functions and the lookup
+ * objects' metatable. */
 void cn_dns_open(lua_State *L, cn_loop *lp);
 
 #endif

@@ -78,13 +78,19 @@ static int l_task_handles(lua_State *L) {
   lua_newtable(L);                             /* 1: the list */
   for (slot = 0; slot < lp->tasks.nslots; slot++) {
     cn_task *t = cn_task_get(lp, slot);
+    unsigned epoch = lp->tasks.epoch;
     if (t == NULL) continue;
     luaL_checkstack(L, 6, NULL);
     cn_task_push_handle(L, lp, slot);          /* 2 */
     if (lua_isnil(L, 2)) {
       cn_task_push_name(L, lp, slot);          /* 3 */
       cn_task_push_co(L, t);                   /* 4 */
-      cn_hooks_new_handle(L, lp, 3, 4);        /* 5 */
+      cn_hooks_new_handle(L, lp, 3, 4);        /* 5; may run finalizers */
+      /* The task's handle from now on, unless a finalizer ended the task
+       * or reset the loop meanwhile (then the handle reads as ended). */
+      if (epoch == lp->tasks.epoch && (t = cn_task_get(lp, slot)) != NULL &&
+          t->co == lua_tothread(L, 4))
+        cn_task_set_handle(L, lp, t, 5);
       lua_replace(L, 2);
       lua_settop(L, 2);
     }

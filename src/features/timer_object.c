@@ -388,6 +388,13 @@ static int l_grid_next(lua_State *L) {
   return 1;
 }
 
+void cn_tobj_init(lua_State *L, cn_loop *lp) {
+  cn_hook_add(L, lp, &tobj_hook);
+  lp->timers.gen = 1;
+  lua_newtable(L);
+  lp->timers.r_anchor = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
 void cn_tobj_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg methods[] = {
     {"handled", m_handled}, {"cancel", m_cancel}, {"setwaker", m_setwaker},
@@ -397,10 +404,6 @@ void cn_tobj_open(lua_State *L, cn_loop *lp) {
     {"timer_oneshot", l_oneshot}, {"timer_interval", l_interval}, {"timer_info", l_info},
     {"grid_next", l_grid_next}, {NULL, NULL}
   };
-  cn_hook_add(L, lp, &tobj_hook);
-  lp->timers.gen = 1;
-  lua_newtable(L);
-  lp->timers.r_anchor = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_createtable(L, 0, 4);                    /* loop, module, mt */
   lua_createtable(L, 0, 5);                    /* loop, module, mt, methods */
   lua_pushvalue(L, -4);

@@ -12,9 +12,11 @@
 #include "hooks.h"
 #include "loop.h"
 
-/* Adds timer_oneshot, timer_interval, timer_info, timer_methods and
- * grid_next to the module table on top (the loop just below it), makes
- * this loop's timer metatable and attaches the hook. */
+/* At load: the anchor of the timers a task waits on, and the hook. */
+void cn_tobj_init(lua_State *L, cn_loop *lp);
+/* On first use (core.open "timer"): adds timer_oneshot, timer_interval,
+ * timer_info, timer_methods and grid_next to the module table on top (the
+ * loop just below it), and makes this loop's timer metatable. */
 void cn_tobj_open(lua_State *L, cn_loop *lp);
 
 #endif

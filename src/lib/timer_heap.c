@@ -10,7 +10,7 @@ static int earlier(const th_node *a, const th_node *b) {
 
 static void place(th_heap *h, size_t i, th_node *node) {
   h->v[i] = node;
-  node->pos = i;
+  node->pos = (uint32_t)i;                     /* i < cap < TH_NOT_QUEUED */
 }
 
 static void sift_up(th_heap *h, size_t i) {
@@ -53,7 +53,7 @@ void th_free(th_heap *h) {
 int th_reserve(th_heap *h, size_t cap) {
   th_node **v;
   if (cap <= h->cap) return 0;
-  if (cap > ((size_t)-1) / sizeof *v) return -1;
+  if (cap >= TH_NOT_QUEUED || cap > ((size_t)-1) / sizeof *v) return -1;
   v = realloc(h->v, cap * sizeof *v);
   if (v == NULL) return -1;
   h->v = v;
@@ -66,8 +66,7 @@ int th_push(th_heap *h, th_node *node, double when) {
   node->when = when;
   node->seq = h->seq++;
   h->v[h->n] = node;
-  node->pos = h->n++;
-  sift_up(h, node->pos);
+  sift_up(h, h->n++);
   return 0;
 }
 
@@ -82,7 +81,7 @@ void th_move(th_heap *h, th_node *node, double when, uint64_t seq) {
 void th_remove(th_heap *h, th_node *node) {
   size_t i = node->pos;
   th_node *last;
-  if (i == TH_NOT_QUEUED || i >= h->n || h->v[i] != node) return;
+  if (node->pos == TH_NOT_QUEUED || i >= h->n || h->v[i] != node) return;
   node->pos = TH_NOT_QUEUED;
   last = h->v[--h->n];
   if (last == node) return;

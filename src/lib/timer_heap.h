@@ -11,12 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TH_NOT_QUEUED ((size_t)-1)
+#define TH_NOT_QUEUED UINT32_MAX
 
 typedef struct th_node {
   double when;   /* deadline, seconds on the monotonic clock */
   uint64_t seq;  /* push order, breaks ties between equal deadlines */
-  size_t pos;    /* index in the heap, TH_NOT_QUEUED when not in it */
+  uint32_t pos;  /* index in the heap, TH_NOT_QUEUED when not in it (32 bits:
+                  * with tag, the node is 24 bytes; a heap holds < 2^32-1) */
   unsigned char tag; /* set by the owner (which kind of owner), left alone here */
 } th_node;
 

@@ -100,6 +100,15 @@ void cn_hooks_new_handle(lua_State *L, cn_loop *lp, int name, int co) {
   lua_pushnil(L);
 }
 
+void cn_hooks_handle_map(lua_State *L, cn_loop *lp, int handle, int v) {
+  int i;
+  for (i = 0; i < lp->hooks.n; i++)
+    if (lp->hooks.h[i]->handle_map) {
+      lp->hooks.h[i]->handle_map(L, lp, handle, v);
+      return;
+    }
+}
+
 void cn_hooks_task_line(lua_State *L, cn_loop *lp, int name, int site, int line) {
   int i;
   for (i = 0; i < lp->hooks.n; i++)

@@ -95,6 +95,10 @@ typedef struct cn_hook {
   /* Pushes a new handle for a task whose own the program dropped (its name
    * and coroutine at those indices); the first hook that has it makes it. */
   void (*new_handle)(lua_State *L, cn_loop *lp, int name, int co);
+  /* Maps the handle at index handle to the value at index v (the task's
+   * slot while it lives, its coroutine once it ended): the first hook that
+   * has it does it. Cannot fail, allocates nothing (the key exists). */
+  void (*handle_map)(lua_State *L, cn_loop *lp, int handle, int v);
   /* Pushes what the error of a task named by the value at index name gains
    * after its traceback (site, line: where core.c noted it was spawned);
    * the first hook that has it says it. */
@@ -134,6 +138,7 @@ void cn_hooks_sleep(lua_State *L, cn_loop *lp, double timeout);
 int cn_hooks_hold(const cn_loop *lp);
 void cn_hooks_task_end(lua_State *L, cn_loop *lp, int handle, int how, int first, int n);
 void cn_hooks_new_handle(lua_State *L, cn_loop *lp, int name, int co);
+void cn_hooks_handle_map(lua_State *L, cn_loop *lp, int handle, int v);
 void cn_hooks_task_line(lua_State *L, cn_loop *lp, int name, int site, int line);
 void cn_hooks_reset(lua_State *L, cn_loop *lp);
 void cn_hooks_free(lua_State *L, cn_loop *lp);

@@ -30,6 +30,7 @@
 #include "mem.h"
 
 struct cn_task;
+struct cn_task_block;
 struct cn_tobj;
 struct cn_alloc_count;
 struct cn_resolver;
@@ -64,13 +65,16 @@ typedef void (*cn_fd_watcher)(lua_State *L, struct cn_loop *lp, int fd, int even
 
 typedef struct cn_loop {
   cn_mem mem;                 /* the Lua state's allocator, for the C arrays (mem.c) */
+  unsigned opened;            /* core.c: the features core.open has registered (bits) */
 
   /* task.c: the task slots, the run lists and the task timers. */
   struct {
     struct cn_task **slots;
     int nslots, capslots;
-    int *freeslots;           /* stack of unused slot numbers */
+    int freehead;             /* unused slots, linked through their tasks' next; -1 ends */
     int nfree;
+    struct cn_task_block *blocks; /* where the task structs live, newest first */
+    int blockused;            /* structs handed out of the newest block */
     int live;                 /* tasks spawned and not finished or cancelled */
     cn_list lists[3];         /* [L_A], [L_B]: the ready list and the wake list */
     unsigned char ready;      /* which of L_A/L_B is the ready list */
@@ -78,7 +82,7 @@ typedef struct cn_loop {
     int narmed;               /* tasks whose timer is armed */
     int nxarmed;              /* other timers queued in the heap (cn_xtimer) */
     size_t nxreserved;        /* heap room kept for those */
-    int r_cos, r_names, r_handles, r_records; /* registry: the tasks' Lua values */
+    int r_cos, r_handles, r_records; /* registry: the tasks' Lua values (task.c) */
     unsigned epoch;           /* bumped by reset: what a caller read before is gone */
   } tasks;
 
@@ -188,7 +192,7 @@ typedef struct cn_loop {
 
   /* handle.c */
   int r_handle_mt;            /* this loop's handle metatable */
-  int r_handle_cos;           /* registry: handle -> coroutine, weak */
+  int r_handle_cos;           /* registry: handle -> slot, then coroutine; weak */
   int r_handle_results;       /* registry: handle -> outcome, weak keys */
   int r_handle_waiters;       /* registry: handle -> its waiters' wakers, weak keys */
 

@@ -126,9 +126,9 @@ static int waker(lua_State *L) {
 }
 
 void cn_push_wait_timeout(lua_State *L, const cn_task *t) {
-  if (!t->timeout.set) lua_pushnil(L);
-  else if (t->timeout.is_int) lua_pushinteger(L, t->timeout.ival);
-  else lua_pushnumber(L, t->timeout.secs);
+  if (!t->tmo_set) lua_pushnil(L);
+  else if (t->tmo_is_int) lua_pushinteger(L, t->tmo.ival);
+  else lua_pushnumber(L, t->tmo.secs);
 }
 
 int cn_waker_stale(lua_State *L, cn_loop *lp, int idx) {
@@ -338,10 +338,11 @@ int cn_dirty(lua_State *L, int inner) {
 
 /* A parked task with a timeout gets its timer (a wait may already be over). */
 static void arm_timer(cn_loop *lp, cn_task *t) {
-  double timeout = t->timeout.secs, now, when = -1;
-  if ((!t->timeout.set && !t->hooked) || t->state != T_PARKED) return;
+  double timeout, now, when = -1;
+  if ((!t->tmo_set && !t->hooked) || t->state != T_PARKED) return;
   now = cn_clock_now();
-  if (t->timeout.set) {
+  if (t->tmo_set) {
+    timeout = cn_task_tmo_secs(t);             /* (only once set: is_int may be stale) */
     if (timeout > ONE_YEAR) timeout = ONE_YEAR;
     when = now + (timeout > 0 ? timeout : 0);
   }
@@ -386,7 +387,7 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   lp->park.nset = 0;
   t->internal = t->bare = 1;
   t->timed_out = 0;
-  t->timeout = lp->park.pre.tmo;
+  cn_task_set_timeout(t, lp->park.pre.tmo);
   t->nrecvt = kind == K_RECV;
   t->nsendt = kind == K_SEND;
   t->nwait = 0;
@@ -412,7 +413,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
   lp->park.parking = slot;
   lp->park.nset = 0;
   t->nwait = t->nrecvt = t->nsendt = 0;
-  t->timeout.set = 0;
+  t->tmo_set = 0;
   t->timed_out = 0;
   t->internal = lua_touserdata(L, args + 3) == CN_INTERNAL;
   if (!lua_isnil(L, args + 2)) {
@@ -423,8 +424,8 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
       cn_push_label(L, lp, slot);
       luaL_error(L, "cosock: task %s yielded an invalid timeout (%s)", lua_tostring(L, -1), why);
     }
-    t->timeout = cn_tmo_of(L, args + 2);
-    t->timeout.secs = timeout;                 /* (a numeric string: its number) */
+    cn_task_set_timeout(t, cn_tmo_of(L, args + 2));
+    if (!t->tmo_is_int) t->tmo.secs = timeout; /* (a numeric string: its number) */
   }
   collect(L, lp, t, rec, args, K_RECV);
   collect(L, lp, t, rec, args + 1, K_SEND);

@@ -2,26 +2,36 @@
  * messages. Owns loop->tasks (see task.h). */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
 
+#include "hooks.h"
 #include "mem.h"
 #include "task.h"
 
 static void list_push(cn_loop *lp, unsigned char which, cn_task *t);
 
 /* The Lua side of the tasks, in three registry tables:
- *   cos      hash: coroutine -> slot; anchors each live task's coroutine, and
- *            tells which task a coroutine is (handle.c asks cn_task_of)
- *   names    array: names[slot + 1], the name given to spawn
+ *   cos      array: cos[2 * slot + 1], the coroutine, anchored while the
+ *            task lives; cos[2 * slot + 2], the name given to spawn (NONAME
+ *            for nil). A free slot holds false in both: the array has no
+ *            holes, so Lua grows it in place (no old array left for the
+ *            collector), and it costs 32 bytes a task where a hash by
+ *            coroutine cost 40 and a names array 16 more (doc/footprint.md).
+ *            handle.c finds a handle's task by slot.
  *   handles  array, weak values: handles[slot + 1], the task's handle while
  *            the program keeps it (for handle.c when the task ends)
  *   records  hash: records[slot], the record of a task that waited through
  *            the waker protocol (made on its first such wait)
  * The arrays are regrown with the slots (reserve_slot), so storing a new
- * task's name and handle never allocates. */
+ * task's coroutine, name and handle never allocates. */
+
+/* The name of a task spawned without one, in the cos array. */
+static const char noname_mark;
+#define NONAME ((void *)&noname_mark)
 
 /* Pushes a table with an array part of n entries and weak values. */
 static void new_weak_array(lua_State *L, int n) {
@@ -35,13 +45,15 @@ static void new_weak_array(lua_State *L, int n) {
 void cn_tasks_new_tables(lua_State *L) {
   luaL_checkstack(L, 6, NULL);
   lua_newtable(L);
-  lua_newtable(L);
   new_weak_array(L, 0);
   lua_newtable(L);
 }
 
 /* The table on top, with the first n entries of registry[ref] copied into
- * its array, takes that table's place (pops it). */
+ * its array, takes that table's place (pops it). The old table is emptied
+ * and given one key outside its array: Lua then rehashes it to an empty
+ * array, so its memory goes back now, not when the collector gets to it
+ * (may raise then: the new table is in place already). */
 static void replace_array(lua_State *L, int ref, int n) {
   int i;
   cn_push_ref(L, ref);                         /* new, old */
@@ -49,28 +61,56 @@ static void replace_array(lua_State *L, int ref, int n) {
     lua_rawgeti(L, -1, i);
     lua_rawseti(L, -3, i);                     /* within the new array: no allocation */
   }
-  lua_pop(L, 1);
+  lua_insert(L, -2);                           /* old, new */
   lua_rawseti(L, LUA_REGISTRYINDEX, ref);      /* an existing slot: no allocation */
+  for (i = 1; i <= n; i++) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, i);
+  }
+  lua_pushboolean(L, 1);
+  lua_rawseti(L, -2, -1);                      /* not in the array: the rehash */
+  lua_pop(L, 1);
 }
 
-/* Makes the names and handles arrays hold cap tasks (both made first).
- * Making them may run finalizers, which may spawn (growing the arrays
- * themselves) or reset the loop: then nothing is replaced and it returns 0,
- * for the caller to look again. */
+/* Makes the cos and handles arrays hold cap tasks. The cos array gets
+ * false up to its new end: the first store past the old end makes Lua grow
+ * it (in place, all of it used), the others land in it. Each step may
+ * allocate and so run finalizers, which may spawn (growing the arrays
+ * themselves) or reset the loop: then the handles array is not replaced and
+ * it returns 0, for the caller to look again. (A slot a finalizer's spawn
+ * filled keeps its entries: only nil is replaced by false.) */
 static int grow_arrays(lua_State *L, cn_loop *lp, int cap) {
   unsigned epoch = lp->tasks.epoch;
   int old = lp->tasks.capslots;
+  lua_Integer i;
   luaL_checkstack(L, 6, NULL);
-  lua_createtable(L, cap, 0);
+  cn_push_ref(L, lp->tasks.r_cos);
+  for (i = 2 * (lua_Integer)old + 1; i <= 2 * (lua_Integer)cap; i++) {
+    lua_rawgeti(L, -1, i);
+    if (lua_isnil(L, -1)) {
+      lua_pushboolean(L, 0);
+      lua_rawseti(L, -3, i);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
   new_weak_array(L, cap);
   if (epoch != lp->tasks.epoch || old != lp->tasks.capslots) {
-    lua_pop(L, 2);
+    lua_pop(L, 1);
     return 0;
   }
   replace_array(L, lp->tasks.r_handles, lp->tasks.nslots);
-  replace_array(L, lp->tasks.r_names, lp->tasks.nslots);
   return 1;
 }
+
+/* Task structs come in blocks (one allocation per TASK_BLOCK tasks: no
+ * allocator overhead per task) and are kept for reuse: no allocation per
+ * spawn once warm. Freed with the loop (free_all). */
+#define TASK_BLOCK 64
+struct cn_task_block {
+  struct cn_task_block *next;
+  cn_task tasks[TASK_BLOCK];
+};
 
 /* Grows the slot table and everything sized by it, so that nothing later in
  * the life of a task needs memory the C side could fail to get. Returns 1
@@ -79,7 +119,6 @@ static int grow_arrays(lua_State *L, cn_loop *lp, int cap) {
 static int reserve_slot(lua_State *L, cn_loop *lp) {
   int cap;
   cn_task **slots;
-  int *freeslots;
   if (lp->tasks.nfree > 0 || lp->tasks.nslots < lp->tasks.capslots) return 1;
   cap = lp->tasks.capslots ? lp->tasks.capslots * 2 : 64;
   if (cap <= 0 || cap > (1 << 26) || (size_t)cap > ((size_t)-1) / sizeof *slots)
@@ -95,38 +134,44 @@ static int reserve_slot(lua_State *L, cn_loop *lp) {
                         (size_t)cap * sizeof *slots);
   if (slots == NULL) luaL_error(L, "cosock: out of memory");
   lp->tasks.slots = slots;
-  freeslots = cn_mem_resize(&lp->mem, lp->tasks.freeslots,
-                            (size_t)lp->tasks.capslots * sizeof *freeslots,
-                            (size_t)cap * sizeof *freeslots);
-  if (freeslots == NULL) {
-    /* Back to the size capslots says (shrinking cannot fail). */
-    lp->tasks.slots = cn_mem_resize(&lp->mem, slots, (size_t)cap * sizeof *slots,
-                                    (size_t)lp->tasks.capslots * sizeof *slots);
-    luaL_error(L, "cosock: out of memory");
-  }
-  lp->tasks.freeslots = freeslots;
   lp->tasks.capslots = cap;
   return 1;
 }
 
-/* Makes sure a slot is free (may raise, and run finalizers). */
+/* A zeroed task struct out of the newest block, or a new block (may raise;
+ * the allocator is called directly: no finalizer runs). */
+static cn_task *new_struct(lua_State *L, cn_loop *lp) {
+  cn_task *t;
+  if (lp->tasks.blocks == NULL || lp->tasks.blockused == TASK_BLOCK) {
+    struct cn_task_block *b = cn_mem_resize(&lp->mem, NULL, 0, sizeof *b);
+    if (b == NULL) luaL_error(L, "cosock: out of memory");
+    b->next = lp->tasks.blocks;
+    lp->tasks.blocks = b;
+    lp->tasks.blockused = 0;
+  }
+  t = &lp->tasks.blocks->tasks[lp->tasks.blockused++];
+  memset(t, 0, sizeof *t);
+  return t;
+}
+
+/* Makes sure a slot is free (may raise, and run finalizers while the Lua
+ * arrays grow; nothing after them does). */
 static void task_reserve(lua_State *L, cn_loop *lp) {
   while (!reserve_slot(L, lp)) continue;
   if (lp->tasks.nfree == 0) {
-    /* Task structs are kept for reuse: no allocation per spawn once warm. */
-    cn_task *t = cn_mem_resize(&lp->mem, NULL, 0, sizeof *t);
-    if (t == NULL) luaL_error(L, "cosock: out of memory");
-    memset(t, 0, sizeof *t);
+    cn_task *t = new_struct(L, lp);
     t->slot = lp->tasks.nslots;
     t->waits = &t->wait1;                      /* one wait needs no array */
     t->capwait = 1;
-    lp->tasks.slots[lp->tasks.nslots] = t;
-    lp->tasks.freeslots[lp->tasks.nfree++] = lp->tasks.nslots++;
+    lp->tasks.slots[lp->tasks.nslots++] = t;
+    t->next = lp->tasks.freehead;
+    lp->tasks.freehead = t->slot;
+    lp->tasks.nfree++;
   }
 }
 
 /* Stores the value on top at index i of registry[ref] (pops it). Within the
- * names array, or a nil for a key that exists: cannot fail. */
+ * arrays, or a nil for a key that exists: cannot fail. */
 static void set_in(lua_State *L, int ref, lua_Integer i) {
   cn_push_ref(L, ref);
   lua_insert(L, -2);
@@ -141,30 +186,13 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   name = lua_absindex(L, name);
   handle = lua_absindex(L, handle);
   luaL_checkstack(L, 4, NULL);
-  /* A free slot and the coroutine's key in cos, until both hold at once:
-   * each step may allocate, and a finalizer run by the collector then may
-   * spawn (taking the free slot) or reset the loop (new tables, no slots).
-   * Once both hold, nothing below allocates, so nothing runs in between. */
-  for (;;) {
-    unsigned epoch;
-    task_reserve(L, lp);                       /* may raise: nothing is taken yet */
-    epoch = lp->tasks.epoch;
-    cn_push_ref(L, lp->tasks.r_cos);
-    lua_pushvalue(L, co);
-    lua_pushboolean(L, 0);
-    lua_rawset(L, -3);                         /* may raise: nothing is taken yet */
-    if (epoch == lp->tasks.epoch && lp->tasks.nfree > 0) break;
-    lua_pushvalue(L, co);                      /* taken back (an existing key: no allocation) */
-    lua_pushnil(L);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
-  }
-  slot = lp->tasks.freeslots[lp->tasks.nfree - 1];
+  /* Once a slot is free nothing below allocates (the arrays hold every
+   * slot, the handle's key is in the map), so no finalizer runs in between
+   * to take the slot or reset the loop. */
+  task_reserve(L, lp);                         /* may raise: nothing is taken yet */
+  slot = lp->tasks.freehead;
   t = lp->tasks.slots[slot];
-  lua_pushvalue(L, co);
-  lua_pushinteger(L, slot);
-  lua_rawset(L, -3);                           /* the key is there: no allocation */
-  lua_pop(L, 1);
+  lp->tasks.freehead = t->next;
   /* A record a finalizer's cancel left behind (a wake was listing an object
    * for the task it freed) is not this task's (an existing key: no allocation). */
   cn_task_push_record(L, lp, slot);
@@ -173,9 +201,15 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
     set_in(L, lp->tasks.r_records, slot);
   }
   lua_pop(L, 1);
+  lua_pushinteger(L, slot);
+  cn_hooks_handle_map(L, lp, handle, -1);
+  lua_pop(L, 1);
   lp->tasks.nfree--;
-  lua_pushvalue(L, name);
-  set_in(L, lp->tasks.r_names, slot + 1);
+  lua_pushvalue(L, co);
+  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 1);
+  if (lua_isnil(L, name)) lua_pushlightuserdata(L, NONAME);
+  else lua_pushvalue(L, name);
+  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 2);
   lua_pushvalue(L, handle);
   set_in(L, lp->tasks.r_handles, slot + 1);
   th_node_init(&t->timer);
@@ -184,11 +218,11 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   t->state = T_READY;
   t->list = L_NONE;
   t->timed_out = t->internal = t->bare = t->armed = 0;
-  t->hooked = t->scoped = t->cancel = 0;
+  t->hooked = 0;
   t->cdeadline = 0;
   t->prev = t->next = -1;
   t->nwait = t->nrecvt = t->nsendt = 0;
-  t->timeout.set = 0;
+  t->tmo_set = 0;
   t->last_wake = -1;
   t->resumes = 0;
   t->busy_ns = 0;
@@ -209,16 +243,23 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   t->waitid = 0;
   t->nwait = 0;
   lp->tasks.live--;
-  lp->tasks.freeslots[lp->tasks.nfree++] = t->slot;
-  /* Drop the coroutine, its name and its wait objects. */
+  t->next = lp->tasks.freehead;                /* (out of every list: next is free) */
+  lp->tasks.freehead = t->slot;
+  lp->tasks.nfree++;
+  /* Tell its handle (whose task it no longer is), then drop the
+   * coroutine, its name and its wait objects. */
   luaL_checkstack(L, 4, NULL);
-  cn_push_ref(L, lp->tasks.r_cos);
-  cn_task_push_co(L, t);
-  lua_pushnil(L);
-  lua_rawset(L, -3);                           /* an existing key: no allocation */
+  cn_task_push_handle(L, lp, t->slot);
+  if (!lua_isnil(L, -1)) {
+    cn_task_push_co(L, t);
+    cn_hooks_handle_map(L, lp, -2, -1);
+    lua_pop(L, 1);
+  }
   lua_pop(L, 1);
-  lua_pushnil(L);
-  set_in(L, lp->tasks.r_names, t->slot + 1);
+  lua_pushboolean(L, 0);
+  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)t->slot + 1);
+  lua_pushboolean(L, 0);
+  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)t->slot + 2);
   lua_pushnil(L);
   set_in(L, lp->tasks.r_handles, t->slot + 1);
   /* A nil stored under a missing key would still make the key (and may
@@ -244,27 +285,29 @@ static void free_all(cn_loop *lp) {
   th_free(&lp->tasks.timers); /* before the tasks its nodes live in */
   for (i = 0; i < lp->tasks.nslots; i++) {
     cn_task *t = lp->tasks.slots[i];
-    if (t && t->waits != &t->wait1)
+    if (t->waits != &t->wait1)
       cn_mem_free(&lp->mem, t->waits, (size_t)t->capwait * sizeof *t->waits);
-    cn_mem_free(&lp->mem, t, sizeof *t);
+  }
+  while (lp->tasks.blocks != NULL) {
+    struct cn_task_block *b = lp->tasks.blocks;
+    lp->tasks.blocks = b->next;
+    cn_mem_free(&lp->mem, b, sizeof *b);
   }
   cn_mem_free(&lp->mem, lp->tasks.slots, (size_t)lp->tasks.capslots * sizeof *lp->tasks.slots);
-  cn_mem_free(&lp->mem, lp->tasks.freeslots,
-              (size_t)lp->tasks.capslots * sizeof *lp->tasks.freeslots);
   lp->tasks.slots = NULL;
-  lp->tasks.freeslots = NULL;
-  lp->tasks.nslots = lp->tasks.capslots = lp->tasks.nfree = 0;
+  lp->tasks.nslots = lp->tasks.capslots = lp->tasks.nfree = lp->tasks.blockused = 0;
+  lp->tasks.freehead = -1;
   lp->tasks.live = lp->tasks.narmed = lp->tasks.nxarmed = 0; /* (th_free unqueued them) */
   init_lists(lp);
 }
 
 void cn_tasks_init(lua_State *L, cn_loop *lp) {
   th_init(&lp->tasks.timers);
+  lp->tasks.freehead = -1;
   init_lists(lp);
   cn_tasks_new_tables(L);
   lp->tasks.r_records = luaL_ref(L, LUA_REGISTRYINDEX);
   lp->tasks.r_handles = luaL_ref(L, LUA_REGISTRYINDEX);
-  lp->tasks.r_names = luaL_ref(L, LUA_REGISTRYINDEX);
   lp->tasks.r_cos = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
@@ -276,17 +319,14 @@ void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables) {
   lua_pushvalue(L, tables);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_cos);
   lua_pushvalue(L, tables + 1);
-  lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_names);
-  lua_pushvalue(L, tables + 2);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_handles);
-  lua_pushvalue(L, tables + 3);
+  lua_pushvalue(L, tables + 2);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_records);
 }
 
 void cn_tasks_free(lua_State *L, cn_loop *lp) {
   free_all(lp);
   cn_unref(L, &lp->tasks.r_cos);
-  cn_unref(L, &lp->tasks.r_names);
   cn_unref(L, &lp->tasks.r_handles);
   cn_unref(L, &lp->tasks.r_records);
 }
@@ -403,13 +443,14 @@ double cn_timers_run(cn_loop *lp, double now) {
   th_node *n;
   if (cn_timers_armed(lp) == 0) return -1;
   while ((n = th_top(&lp->tasks.timers)) != NULL && n->when <= now) {
-    cn_task *t = (cn_task *)n; /* the node is the first member of the task */
+    cn_task *t;
     if (n->tag == CN_TAG_XTIMER) {
       th_remove(&lp->tasks.timers, n);
       lp->tasks.nxarmed--;
       ((cn_xtimer *)n)->fire(lp, (cn_xtimer *)n);
       break;                                   /* its owner acts on it before the later ones */
     }
+    t = (cn_task *)(void *)((char *)n - offsetof(cn_task, timer)); /* the task around the node */
     if (t->armed && (n->when != t->deadline || n->seq != t->dseq)) {
       /* re-armed in place: to its real key first, so that a late pass
        * still fires due timers in deadline order */
@@ -464,9 +505,13 @@ void cn_task_push_co(lua_State *L, cn_task *t) {
 }
 
 void cn_task_push_name(lua_State *L, cn_loop *lp, int slot) {
-  cn_push_ref(L, lp->tasks.r_names);
-  lua_rawgeti(L, -1, slot + 1);
+  cn_push_ref(L, lp->tasks.r_cos);
+  lua_rawgeti(L, -1, 2 * (lua_Integer)slot + 2);
   lua_remove(L, -2);
+  if (lua_touserdata(L, -1) == NONAME) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+  }
 }
 
 void cn_task_push_handle(lua_State *L, cn_loop *lp, int slot) {
@@ -475,16 +520,14 @@ void cn_task_push_handle(lua_State *L, cn_loop *lp, int slot) {
   lua_remove(L, -2);
 }
 
-cn_task *cn_task_of(lua_State *L, cn_loop *lp, int co) {
-  lua_Integer slot;
-  int isnum;
-  co = lua_absindex(L, co);
-  cn_push_ref(L, lp->tasks.r_cos);
-  lua_pushvalue(L, co);
-  lua_rawget(L, -2);
-  slot = lua_tointegerx(L, -1, &isnum);
-  lua_pop(L, 2);
-  return isnum && slot >= 0 && slot < lp->tasks.nslots ? cn_task_get(lp, (int)slot) : NULL;
+void cn_task_set_handle(lua_State *L, cn_loop *lp, cn_task *t, int handle) {
+  handle = lua_absindex(L, handle);
+  luaL_checkstack(L, 3, NULL);
+  lua_pushinteger(L, t->slot);
+  cn_hooks_handle_map(L, lp, handle, -1);            /* its key exists: no allocation */
+  lua_pop(L, 1);
+  lua_pushvalue(L, handle);
+  set_in(L, lp->tasks.r_handles, t->slot + 1); /* within the array: no allocation */
 }
 
 void cn_task_push_record(lua_State *L, cn_loop *lp, int slot) {

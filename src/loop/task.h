@@ -37,35 +37,52 @@ typedef struct cn_wait {
 } cn_wait;
 
 typedef struct cn_task {
-  /* task.c: run list links and the timer. The timer stays queued
-   * after a wait ends (unarmed) and a later wait arms it again in place when
-   * that deadline is not earlier, so a socket timeout costs no heap work per
-   * wait; the node moves to its real deadline, or goes, when it reaches the
-   * top (cn_timers_run). */
-  th_node timer;
-  double deadline;          /* when armed: the real deadline, >= timer.when */
-  uint64_t dseq;            /* ... and its tie-breaker */
-  unsigned char armed;
-  int slot;
-  unsigned char state;
-  unsigned char list;       /* L_NONE, L_A, L_B */
-  int prev, next;           /* run list links (slot numbers, -1 ends) */
-  lua_State *co;            /* its coroutine (kept alive by the record) */
+  /* Ordered by size, so that no padding makes the struct bigger (one per
+   * task: doc/footprint.md), and what every resume and wake reads first:
+   * those fields share 64 bytes. */
+  lua_State *co;            /* its coroutine (kept alive by the cos array) */
   /* park.c: the current wait. */
   lua_Integer waitid;       /* unique per wait; 0 while not waiting */
+  cn_wait *waits;           /* &wait1 until a wait needs more than one */
+  /* task.c */
+  int slot;
+  int prev, next;           /* run list links (slot numbers, -1 ends); next
+                             * links the free slots while the task is free */
+  /* park.c */
+  int nwait, capwait;
+  int nrecvt, nsendt;       /* objects in the last yield, for metadata */
+  /* run.c */
+  unsigned last_pass;       /* the pass that last resumed it (see cn_woken_last_pass) */
+  /* task.c */
+  unsigned char armed;
+  unsigned char state;
+  unsigned char list;       /* L_NONE, L_A, L_B */
+  /* park.c */
   unsigned char timed_out;
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
-  unsigned char hooked;     /* the hooks' task questions are asked of it (hooks.h); a feature sets it */
-  unsigned char scoped, cancel; /* cancel.c: a scope's task; cancelled (in the padding here) */
-  cn_wait *waits;           /* &wait1 until a wait needs more than one */
+  /* park.c: the last yielded timeout (a cn_tmo, spread out so that it pads
+   * nothing: cn_task_set_timeout); the core: whether the hooks' task
+   * questions are asked about it (hooks.h: non-zero; its bits are the
+   * feature's that set it: cancel.c's CN_SCOPED, CN_CANCELLED). Bit-fields,
+   * so that the eight flag bytes stay eight (doc/footprint.md). */
+  unsigned char tmo_set : 1, tmo_is_int : 1;
+  unsigned char hooked;
   cn_wait wait1;
-  int nwait, capwait;
-  int nrecvt, nsendt;       /* objects in the last yield, for metadata */
-  cn_tmo timeout;           /* the last yielded timeout (set: had one), for metadata */
+  /* task.c: the timer. It stays queued after a wait ends (unarmed) and a
+   * later wait arms it again in place when that deadline is not earlier, so
+   * a socket timeout costs no heap work per wait; the node moves to its real
+   * deadline, or goes, when it reaches the top (cn_timers_run). */
+  th_node timer;
+  double deadline;          /* when armed: the real deadline, >= timer.when */
+  uint64_t dseq;            /* ... and its tie-breaker */
+  union {                   /* park.c: ... its integer (tmo_is_int) or else its
+                             * seconds (one of them: cn_task_tmo_secs) */
+    double secs;
+    lua_Integer ival;
+  } tmo;
   /* run.c */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
-  unsigned last_pass;       /* the pass that last resumed it (see cn_woken_last_pass) */
   /* run.c, through accounting.h (task.c zeroes them when the task starts) */
   lua_Integer resumes;      /* times the loop resumed it */
   int64_t busy_ns;          /* time spent on it, while accounting is on */
@@ -74,9 +91,25 @@ typedef struct cn_task {
   int site, site_line;
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
-  /* cancel.c: its scope's deadline (0: none) */
+  /* cancel.c: its scope's deadline (0: none; read only while hooked) */
   double cdeadline;
 } cn_task;
+
+/* Keeps v as t's last yielded timeout. */
+static inline void cn_task_set_timeout(cn_task *t, cn_tmo v) {
+  t->tmo_set = v.set;
+  t->tmo_is_int = 0;
+  if (!v.set) return;                          /* (the rest of v may be unset then) */
+  t->tmo_is_int = v.is_int;
+  if (v.is_int) t->tmo.ival = v.ival;
+  else t->tmo.secs = v.secs;
+}
+
+/* The seconds of t's last yielded timeout (an integer's exactly as
+ * lua_tonumber gives them). */
+static inline double cn_task_tmo_secs(const cn_task *t) {
+  return t->tmo_is_int ? (double)t->tmo.ival : t->tmo.secs;
+}
 
 /* The task in slot, or NULL unless the slot is in use. */
 static inline cn_task *cn_task_get(cn_loop *lp, int slot) {
@@ -99,7 +132,7 @@ static inline int cn_tasks_runnable(const cn_loop *lp) {
 static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }
 
 void cn_tasks_init(lua_State *L, cn_loop *lp);
-/* Pushes the four new tables a reset needs (may raise). */
+/* Pushes the three new tables a reset needs (may raise). */
 void cn_tasks_new_tables(lua_State *L);
 /* Forgets every task: the tables pushed by cn_tasks_new_tables, from index
  * tables on, take the old ones' place. Cannot fail. */
@@ -117,8 +150,9 @@ void cn_task_push_co(lua_State *L, cn_task *t);
 void cn_task_push_name(lua_State *L, cn_loop *lp, int slot);
 /* Pushes slot's handle, or nil once the program dropped it. */
 void cn_task_push_handle(lua_State *L, cn_loop *lp, int slot);
-/* The live task whose coroutine is the value at index co, or NULL. */
-cn_task *cn_task_of(lua_State *L, cn_loop *lp, int co);
+/* Makes the handle at index handle, made by cn_handle_push for t's
+ * coroutine, t's handle (for one the program dropped). Cannot fail. */
+void cn_task_set_handle(lua_State *L, cn_loop *lp, cn_task *t, int handle);
 /* Pushes slot's record, or nil when it has none. */
 void cn_task_push_record(lua_State *L, cn_loop *lp, int slot);
 /* Pushes slot's record, making it first when the task has none (may raise

@@ -10,6 +10,7 @@
 --- resolves it itself (blocking), as before.
 
 local core = require "cosock.core"
+core.open "dns" -- (its C functions: added to cosock.core on first use)
 
 local type, ipairs = type, ipairs
 local compat = require "cosock.compat"

@@ -34,6 +34,7 @@ local M = {}
 -- The loop's C core: receive, send and wait (src/wrapper.c), and its fast
 -- path for our own wrappers (see M.methods and M.close).
 local core = require "cosock.core"
+core.open "socket" -- (its C functions: added to cosock.core on first use)
 local closing, forget_fd, close_wakes = core.closing, core.forget_fd, core.close_wakes
 local luasocket_timeouts = core.luasocket_timeouts
 local wake_native = core.wake
