@@ -9,6 +9,7 @@
 --- keeps a waiting task from being reported as stalled.
 
 local core = require "cosock.core"
+core.open "timer" -- (its C functions: added to cosock.core on first use)
 local monotime, draw, timer_oneshot = core.monotime, core.sim_draw, core.timer_oneshot
 local type, tostring, error, setmetatable, pairs = type, tostring, error, setmetatable, pairs
 local max, format = math.max, string.format
