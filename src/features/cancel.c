@@ -15,21 +15,47 @@
  * failed call already handles errors there. */
 #include "config.h"
 
+#include <string.h>
+
 #include <lauxlib.h>
 
 #include "cancel.h"
 #include "handle.h"
 #include "hooks.h"
 #include "lib/clock.h"
+#include "mem.h"
 #include "run.h"
 #include "task.h"
 
 static char cancelled_key;                     /* registry: the cancellation value */
 
+/* The deadline of the scope task t (0: none). */
+static double deadline_of(const cn_loop *lp, const cn_task *t) {
+  return t->slot < lp->cancel.cap ? lp->cancel.deadline[t->slot] : 0;
+}
+
+/* Makes room for slot's deadline; raises on no memory (nothing changed). */
+static void reserve(lua_State *L, cn_loop *lp, int slot) {
+  int cap = lp->cancel.cap;
+  double *d;
+  if (slot < cap) return;
+  cap = cap == 0 ? 64 : cap;
+  while (cap <= slot) cap *= 2;
+  d = cn_mem_resize(&lp->mem, lp->cancel.deadline, (size_t)lp->cancel.cap * sizeof *d,
+                    (size_t)cap * sizeof *d);
+  if (d == NULL) luaL_error(L, "cosock.scope: out of memory");
+  memset(d + lp->cancel.cap, 0, (size_t)(cap - lp->cancel.cap) * sizeof *d);
+  lp->cancel.deadline = d;
+  lp->cancel.cap = cap;
+}
+
 void cn_cancel_point(lua_State *L, cn_loop *lp) {
   cn_task *t = cn_task_get(lp, cn_current_slot(lp));
   if (t == NULL || !(t->hooked & CN_SCOPED)) return;
-  if (!(t->hooked & CN_CANCELLED) && !(t->cdeadline > 0 && cn_clock_now() >= t->cdeadline)) return;
+  if (!(t->hooked & CN_CANCELLED)) {
+    double d = deadline_of(lp, t);
+    if (!(d > 0 && cn_clock_now() >= d)) return;
+  }
   lua_rawgetp(L, LUA_REGISTRYINDEX, &cancelled_key);
   lua_error(L);
 }
@@ -118,16 +144,17 @@ static int l_scope_mark(lua_State *L) {
   lua_pushboolean(L, (t->hooked & CN_CANCELLED) != 0);
   if (lua_isnoneornil(L, 2)) {
     t->hooked = 0;
-    t->cdeadline = 0;
+    if (t->slot < lp->cancel.cap) lp->cancel.deadline[t->slot] = 0;
     return 2;
   }
+  reserve(L, lp, t->slot);                     /* (may raise: nothing changed) */
   t->hooked |= CN_SCOPED;
-  t->cdeadline = deadline > 0 ? deadline : 0;
+  lp->cancel.deadline[t->slot] = deadline = deadline > 0 ? deadline : 0;
   if (!lua_toboolean(L, 2)) t->hooked &= (unsigned char)~CN_CANCELLED;
   else if (!(t->hooked & CN_CANCELLED)) cn_cancel_request(lp, t);
   /* A parked wait ends at the new deadline if that is earlier. */
-  if (t->state == T_PARKED && t->cdeadline > 0 && (!t->armed || t->cdeadline < t->deadline))
-    cn_timer_arm(lp, t, t->cdeadline);
+  if (t->state == T_PARKED && deadline > 0 && (!t->armed || deadline < t->deadline))
+    cn_timer_arm(lp, t, deadline);
   return 2;
 }
 
@@ -147,11 +174,20 @@ static int l_task_alive(lua_State *L) {
 }
 
 /* The hook's task questions (hooks.h), about a scope's task (hooked). */
-static double wait_cap(const cn_task *t, double now, double when) {
+static double wait_cap(const cn_loop *lp, const cn_task *t, double now, double when) {
+  double d;
   if (!(t->hooked & CN_SCOPED)) return when;
   if (t->hooked & CN_CANCELLED) return now;
-  if (t->cdeadline > 0 && (when < 0 || t->cdeadline < when)) return t->cdeadline;
+  d = deadline_of(lp, t);
+  if (d > 0 && (when < 0 || d < when)) return d;
   return when;
+}
+
+static void cancel_free(lua_State *L, cn_loop *lp) {
+  (void)L;
+  cn_mem_free(&lp->mem, lp->cancel.deadline, (size_t)lp->cancel.cap * sizeof *lp->cancel.deadline);
+  lp->cancel.deadline = NULL;
+  lp->cancel.cap = 0;
 }
 
 static void wait_begins(lua_State *L, cn_loop *lp, cn_task *t) {
@@ -165,7 +201,8 @@ static int raised(lua_State *L, cn_loop *lp, int err) {
 }
 
 static const cn_hook cancel_hook = {
-  .name = "cancel", .wait_cap = wait_cap, .wait_begins = wait_begins, .raised = raised
+  .name = "cancel", .wait_cap = wait_cap, .wait_begins = wait_begins, .raised = raised,
+  .free = cancel_free
 };
 
 static int cancelled_tostring(lua_State *L) {

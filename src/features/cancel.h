@@ -1,5 +1,6 @@
 /* cancel: cancellation that cleans up, for cosock.scope (cancel.c owns the
- * cancel fields of each task: the bits of hooked, and cdeadline). */
+ * cancel fields of each task: the bits of hooked, and loop->cancel: each
+ * scope task's deadline). */
 #ifndef COSOCK_CANCEL_H
 #define COSOCK_CANCEL_H
 

@@ -60,7 +60,7 @@ void cn_hooks_sleep(lua_State *L, cn_loop *lp, double timeout) {
 double cn_hooks_wait_cap(cn_loop *lp, const struct cn_task *t, double now, double when) {
   int i;
   for (i = 0; i < lp->hooks.n; i++)
-    if (lp->hooks.h[i]->wait_cap) when = lp->hooks.h[i]->wait_cap(t, now, when);
+    if (lp->hooks.h[i]->wait_cap) when = lp->hooks.h[i]->wait_cap(lp, t, now, when);
   return when;
 }
 

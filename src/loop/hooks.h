@@ -78,7 +78,7 @@ typedef struct cn_hook {
    * (cancel.c: a scope's task), of every hook that has the function:
    * wait_cap: the deadline of a wait of t that would end at when (-1: never),
    * capped as the feature needs (no Lua); */
-  double (*wait_cap)(const struct cn_task *t, double now, double when);
+  double (*wait_cap)(const cn_loop *lp, const struct cn_task *t, double now, double when);
   /* wait_begins: t is about to wait (cn_prepark): may raise instead; */
   void (*wait_begins)(lua_State *L, cn_loop *lp, struct cn_task *t);
   /* raised: a hooked task raised the value at index err (the task is freed

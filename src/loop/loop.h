@@ -227,6 +227,13 @@ typedef struct cn_loop {
     int r_mt;                 /* registry: metatable of a wait table yielded as an object */
   } preds;
 
+  /* cancel.c: each scope task's deadline by slot (0: none), made at the
+   * first scope_mark (a program without scopes pays nothing per task). */
+  struct {
+    double *deadline;
+    int cap;
+  } cancel;
+
   /* sim.c: cosock.sim's state while the simulation is on, else NULL. */
   struct cn_sim *sim;
 

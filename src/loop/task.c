@@ -219,7 +219,6 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   t->list = L_NONE;
   t->timed_out = t->internal = t->bare = t->armed = 0;
   t->hooked = 0;
-  t->cdeadline = 0;
   t->prev = t->next = -1;
   t->nwait = t->nrecvt = t->nsendt = 0;
   t->tmo_set = 0;

@@ -91,8 +91,6 @@ typedef struct cn_task {
   int site, site_line;
   /* wrapper.c */
   const void *sent_by;      /* the wrapper that last sent in this task's coroutine (a hint) */
-  /* cancel.c: its scope's deadline (0: none; read only while hooked) */
-  double cdeadline;
 } cn_task;
 
 /* Keeps v as t's last yielded timeout. */
