@@ -5,8 +5,40 @@
 
 #include <lauxlib.h>
 
+#include <string.h>
+
 #include "accounting.h"
+#include "mem.h"
 #include "run.h"
+
+/* Makes room for entries up to slot n - 1 (new ones zeroed). 0 on no
+ * memory (nothing changed). */
+static int grow(cn_loop *lp, int n) {
+  int cap = lp->acct.cap;
+  cn_acct_task *p;
+  if (n <= cap) return 1;
+  cap = cap < 64 ? 64 : cap;
+  while (cap < n) cap *= 2;
+  p = cn_mem_resize(&lp->mem, lp->acct.per, (size_t)lp->acct.cap * sizeof *p, (size_t)cap * sizeof *p);
+  if (p == NULL) return 0;
+  memset(p + lp->acct.cap, 0, (size_t)(cap - lp->acct.cap) * sizeof *p);
+  lp->acct.per = p;
+  lp->acct.cap = cap;
+  return 1;
+}
+
+/* t's turn begins while on: its entry, made or taken over from an earlier
+ * task of the slot. Without memory its counts are not kept (never an error
+ * at a point of the pass). */
+static void claim(cn_loop *lp, cn_task *t) {
+  cn_acct_task *a;
+  if (t->slot >= lp->acct.cap && !grow(lp, cn_tasks_slots(lp))) return;
+  a = &lp->acct.per[t->slot];
+  if (a->co == t->co) return;
+  a->busy_ns = 0;
+  a->allocated = 0;
+  a->co = t->co;
+}
 
 /* The points the hook has on while accounting is. */
 #define POINTS (CN_AT(CN_AT_RUN_BEGIN) | CN_AT(CN_AT_TURN) | CN_AT(CN_AT_DROPPED) | \
@@ -25,6 +57,7 @@ static void acct_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
     lp->acct.mark_bytes = lp->acct.alloc->bytes;
     break;
   case CN_AT_TURN:                             /* a task's turn begins */
+    claim(lp, t);
     cn_acct_mark(lp, t);
     break;
   case CN_AT_DROPPED:                          /* gone unresumed: what followed its mark */
@@ -45,7 +78,16 @@ static void acct_reset(lua_State *L, cn_loop *lp) {
   lp->acct.loop_ns = 0;
 }
 
-static const cn_hook acct_hook = { .name = "accounting", .at = acct_at, .reset = acct_reset };
+static void acct_free(lua_State *L, cn_loop *lp) {
+  (void)L;
+  cn_mem_free(&lp->mem, lp->acct.per, (size_t)lp->acct.cap * sizeof *lp->acct.per);
+  lp->acct.per = NULL;
+  lp->acct.cap = 0;
+}
+
+static const cn_hook acct_hook = {
+  .name = "accounting", .at = acct_at, .reset = acct_reset, .free = acct_free
+};
 
 /* Seconds from nanoseconds. */
 static lua_Number secs(int64_t ns) { return (lua_Number)ns / 1e9; }
@@ -63,6 +105,7 @@ static int l_set_accounting(lua_State *L) {
   if (lua_toboolean(L, 1) && !was) {
     if (lp->acct.alloc == NULL && (lp->acct.alloc = cn_alloc_count_install(L)) == NULL)
       return luaL_error(L, "cosock: out of memory");
+    if (!grow(lp, cn_tasks_slots(lp))) return luaL_error(L, "cosock: out of memory");
     /* Counted from now: the rest of the current turn is its task's. */
     lp->acct.owner = cn_running(lp) ? cn_task_get(lp, cn_current_slot(lp)) : NULL;
     lp->acct.mark_ns = cn_acct_now();
@@ -97,9 +140,10 @@ void cn_acct_push_task(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_setfield(L, -2, "resumes");
   if (lp->acct.on) {
     int own = cn_running(lp) && lp->acct.owner == t;
-    lua_pushnumber(L, secs(t->busy_ns + (own ? pending_ns(lp) : 0)));
+    const cn_acct_task *a = cn_acct_of(lp, t);
+    lua_pushnumber(L, secs((a ? a->busy_ns : 0) + (own ? pending_ns(lp) : 0)));
     lua_setfield(L, -2, "busy");
-    lua_pushinteger(L, (lua_Integer)(t->allocated + (own ? pending_bytes(lp) : 0)));
+    lua_pushinteger(L, (lua_Integer)((a ? a->allocated : 0) + (own ? pending_bytes(lp) : 0)));
     lua_setfield(L, -2, "allocated");
   }
 }

@@ -1,5 +1,6 @@
 /* accounting: what each task and the loop cost (accounting.c owns
- * loop->acct and a task's busy_ns and allocated, in task.h).
+ * loop->acct, with each task's busy time and bytes in its own array by
+ * slot: a program that never turns accounting on pays nothing per task).
  *
  * Always counted, by the core: each task's resumes, the loop's passes and
  * polls (run.c). While set_accounting(true) is in force, also the time and
@@ -32,6 +33,21 @@ static inline int64_t cn_acct_now(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A task's counts: an entry of loop->acct.per, the task's while co is its
+ * coroutine (an entry left by an earlier task of the slot is zeroed when the
+ * new one's turn first comes while accounting is on). */
+typedef struct cn_acct_task {
+  int64_t busy_ns;
+  uint64_t allocated;
+  const void *co;
+} cn_acct_task;
+
+/* t's entry, or NULL when none was made for its slot (no memory). */
+static inline cn_acct_task *cn_acct_of(cn_loop *lp, const cn_task *t) {
+  cn_acct_task *a = t->slot < lp->acct.cap ? &lp->acct.per[t->slot] : NULL;
+  return a != NULL && a->co == t->co ? a : NULL;
+}
+
 /* A mark: what happened since the last one goes to its owner, and `to`
  * (a task, or NULL for the loop) owns what follows. */
 static inline void cn_acct_mark(cn_loop *lp, cn_task *to) {
@@ -40,8 +56,11 @@ static inline void cn_acct_mark(cn_loop *lp, cn_task *to) {
     uint64_t bytes = lp->acct.alloc->bytes;
     int64_t now = cn_acct_now();
     if (o) {
-      o->busy_ns += now - lp->acct.mark_ns;
-      o->allocated += bytes - lp->acct.mark_bytes;
+      cn_acct_task *a = cn_acct_of(lp, o);
+      if (a != NULL) {
+        a->busy_ns += now - lp->acct.mark_ns;
+        a->allocated += bytes - lp->acct.mark_bytes;
+      }
     } else {
       lp->acct.loop_ns += now - lp->acct.mark_ns;
     }

@@ -127,6 +127,8 @@ typedef struct cn_loop {
     int64_t mark_ns;          /* the clock at the mark (while on) */
     uint64_t mark_bytes;      /* alloc->bytes at the mark */
     int64_t loop_ns;          /* run's own time, outside tasks and polls (while on) */
+    struct cn_acct_task *per; /* each task's busy time and bytes, by slot (accounting.h), */
+    int cap;                  /* made when accounting is first turned on; entries in per */
   } acct;
 
   /* watchdog.c: cosock.set_watchdog, and the task it watches now. */

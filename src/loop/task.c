@@ -224,8 +224,6 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   t->tmo_set = 0;
   t->last_wake = -1;
   t->resumes = 0;
-  t->busy_ns = 0;
-  t->allocated = 0;
   t->sent_by = NULL;
   t->co = lua_tothread(L, co);
   lp->tasks.live++;

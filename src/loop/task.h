@@ -85,8 +85,6 @@ typedef struct cn_task {
   long long last_wake;      /* os.time() of the last resume, -1 for never */
   /* run.c, through accounting.h (task.c zeroes them when the task starts) */
   lua_Integer resumes;      /* times the loop resumed it */
-  int64_t busy_ns;          /* time spent on it, while accounting is on */
-  uint64_t allocated;       /* bytes allocated while it ran */
   /* core.c (names.c): where it was spawned, for its errors */
   int site, site_line;
   /* wrapper.c */
