@@ -36,7 +36,7 @@ static void push_one(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_setfield(L, -2, "recvt");
   lua_pushinteger(L, t->nsendt);
   lua_setfield(L, -2, "sendt");
-  if (t->tmo_set) {
+  if (t->tmo != CN_TMO_NONE) {
     cn_push_wait_timeout(L, t);
     lua_setfield(L, -2, "timeout");
   }

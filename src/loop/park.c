@@ -126,9 +126,9 @@ static int waker(lua_State *L) {
 }
 
 void cn_push_wait_timeout(lua_State *L, const cn_task *t) {
-  if (!t->tmo_set) lua_pushnil(L);
-  else if (t->tmo_is_int) lua_pushinteger(L, t->tmo.ival);
-  else lua_pushnumber(L, t->tmo.secs);
+  if (t->tmo == CN_TMO_NONE) lua_pushnil(L);
+  else if (t->tmo == CN_TMO_INT) lua_pushinteger(L, t->tmo_v.ival);
+  else lua_pushnumber(L, t->tmo_v.secs);
 }
 
 int cn_waker_stale(lua_State *L, cn_loop *lp, int idx) {
@@ -339,9 +339,9 @@ int cn_dirty(lua_State *L, int inner) {
 /* A parked task with a timeout gets its timer (a wait may already be over). */
 static void arm_timer(cn_loop *lp, cn_task *t) {
   double timeout, now, when = -1;
-  if ((!t->tmo_set && !t->hooked) || t->state != T_PARKED) return;
+  if ((t->tmo == CN_TMO_NONE && !t->hooked) || t->state != T_PARKED) return;
   now = cn_clock_now();
-  if (t->tmo_set) {
+  if (t->tmo != CN_TMO_NONE) {
     timeout = cn_task_tmo_secs(t);             /* (only once set: is_int may be stale) */
     if (timeout > ONE_YEAR) timeout = ONE_YEAR;
     when = now + (timeout > 0 ? timeout : 0);
@@ -413,7 +413,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
   lp->park.parking = slot;
   lp->park.nset = 0;
   t->nwait = t->nrecvt = t->nsendt = 0;
-  t->tmo_set = 0;
+  t->tmo = CN_TMO_NONE;
   t->timed_out = 0;
   t->internal = lua_touserdata(L, args + 3) == CN_INTERNAL;
   if (!lua_isnil(L, args + 2)) {
@@ -425,7 +425,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
       luaL_error(L, "cosock: task %s yielded an invalid timeout (%s)", lua_tostring(L, -1), why);
     }
     cn_task_set_timeout(t, cn_tmo_of(L, args + 2));
-    if (!t->tmo_is_int) t->tmo.secs = timeout; /* (a numeric string: its number) */
+    if (t->tmo != CN_TMO_INT) t->tmo_v.secs = timeout; /* (a numeric string: its number) */
   }
   collect(L, lp, t, rec, args, K_RECV);
   collect(L, lp, t, rec, args + 1, K_SEND);

@@ -221,7 +221,7 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   t->hooked = 0;
   t->prev = t->next = -1;
   t->nwait = t->nrecvt = t->nsendt = 0;
-  t->tmo_set = 0;
+  t->tmo = CN_TMO_NONE;
   t->last_wake = -1;
   t->resumes = 0;
   t->sent_by = NULL;

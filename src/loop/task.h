@@ -36,6 +36,9 @@ typedef struct cn_wait {
   unsigned char closed; /* on a socket that is closed: cosock's select would block on it */
 } cn_wait;
 
+/* What a task's last yielded timeout was (cn_task's tmo). */
+enum { CN_TMO_NONE, CN_TMO_SECS, CN_TMO_INT };
+
 typedef struct cn_task {
   /* Ordered by size, so that no padding makes the struct bigger (one per
    * task: doc/footprint.md), and what every resume and wake reads first:
@@ -62,11 +65,11 @@ typedef struct cn_task {
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
   /* park.c: the last yielded timeout (a cn_tmo, spread out so that it pads
-   * nothing: cn_task_set_timeout); the core: whether the hooks' task
-   * questions are asked about it (hooks.h: non-zero; its bits are the
-   * feature's that set it: cancel.c's CN_SCOPED, CN_CANCELLED). Bit-fields,
-   * so that the eight flag bytes stay eight (doc/footprint.md). */
-  unsigned char tmo_set : 1, tmo_is_int : 1;
+   * nothing: cn_task_set_timeout): CN_TMO_NONE, _SECS or _INT (tmo_v). */
+  unsigned char tmo;
+  /* the core: whether the hooks' task questions are asked about it
+   * (hooks.h: non-zero; its bits are the feature's that set it: cancel.c's
+   * CN_SCOPED, CN_CANCELLED). */
   unsigned char hooked;
   cn_wait wait1;
   /* task.c: the timer. It stays queued after a wait ends (unarmed) and a
@@ -76,11 +79,11 @@ typedef struct cn_task {
   th_node timer;
   double deadline;          /* when armed: the real deadline, >= timer.when */
   uint64_t dseq;            /* ... and its tie-breaker */
-  union {                   /* park.c: ... its integer (tmo_is_int) or else its
+  union {                   /* park.c: ... its integer (CN_TMO_INT) or else its
                              * seconds (one of them: cn_task_tmo_secs) */
     double secs;
     lua_Integer ival;
-  } tmo;
+  } tmo_v;
   /* run.c */
   long long last_wake;      /* os.time() of the last resume, -1 for never */
   /* run.c, through accounting.h (task.c zeroes them when the task starts) */
@@ -93,18 +96,19 @@ typedef struct cn_task {
 
 /* Keeps v as t's last yielded timeout. */
 static inline void cn_task_set_timeout(cn_task *t, cn_tmo v) {
-  t->tmo_set = v.set;
-  t->tmo_is_int = 0;
-  if (!v.set) return;                          /* (the rest of v may be unset then) */
-  t->tmo_is_int = v.is_int;
-  if (v.is_int) t->tmo.ival = v.ival;
-  else t->tmo.secs = v.secs;
+  if (!v.set) {                                /* (the rest of v may be unset then) */
+    t->tmo = CN_TMO_NONE;
+    return;
+  }
+  t->tmo = v.is_int ? CN_TMO_INT : CN_TMO_SECS;
+  if (v.is_int) t->tmo_v.ival = v.ival;
+  else t->tmo_v.secs = v.secs;
 }
 
 /* The seconds of t's last yielded timeout (an integer's exactly as
  * lua_tonumber gives them). */
 static inline double cn_task_tmo_secs(const cn_task *t) {
-  return t->tmo_is_int ? (double)t->tmo.ival : t->tmo.secs;
+  return t->tmo == CN_TMO_INT ? (double)t->tmo_v.ival : t->tmo_v.secs;
 }
 
 /* The task in slot, or NULL unless the slot is in use. */
