@@ -109,6 +109,7 @@ static const struct {
   {"dns", cn_dns_open},                        /* cosock.dns, cosock.socket.resolve */
   {"when", cn_preds_open},                     /* cosock.when */
   {"signal", open_signal},                     /* cosock.signal */
+  {"sim", cn_sim_open},                        /* cosock.sim */
 };
 
 /* open(name): adds the functions of feature name to this module, once
@@ -188,7 +189,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_tobj_init(L, lp);                         /* (the hooks of these three at load, */
   cn_dns_init(L, lp);                          /*  their functions on first use: open) */
   cn_preds_init(L, lp);
-  cn_sim_open(L, lp);
+  cn_sim_init(L, lp);
   cn_cancel_open(L, lp);
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);

@@ -11,6 +11,7 @@
 --- constructors, cosock.dns and gettime at the simulation, and back.
 
 local core = require "cosock.core"
+core.open "sim" -- (its C functions: added to cosock.core on first use)
 local net = require "cosock.sim.net"
 local socket = require "cosock.socket"
 local dns = require "cosock.dns"

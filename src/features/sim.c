@@ -154,12 +154,14 @@ static const cn_hook sim_hook = {
   .reset = sim_end, .free = sim_end
 };
 
+void cn_sim_init(lua_State *L, cn_loop *lp) { cn_hook_add(L, lp, &sim_hook); }
+
 void cn_sim_open(lua_State *L, cn_loop *lp) {
-  cn_hook_add(L, lp, &sim_hook);
   static const luaL_Reg funcs[] = {
     {"sim_on", l_sim_on}, {"sim_off", l_sim_off},
     {"sim_active", l_sim_active}, {"sim_draw", l_sim_draw}, {NULL, NULL}
   };
+  (void)lp;
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
 }

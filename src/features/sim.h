@@ -20,9 +20,11 @@ int cn_sim_pop(lua_State *L, cn_loop *lp);
  * the virtual clock moves on by timeout. Raises when a real descriptor is
  * waited on, or when nothing could ever end the wait. */
 void cn_sim_instead_of_poll(lua_State *L, cn_loop *lp, double timeout);
-/* Adds sim_on, sim_off, sim_active, sim_draw to the module on top (the
- * loop just below it) and registers the hook (its reset and free turn the
- * simulation off). */
+/* At load: registers the hook (its reset and free turn the simulation
+ * off; its points stay off until sim_on). */
+void cn_sim_init(lua_State *L, cn_loop *lp);
+/* On first use (core.open "sim", by cosock.sim): adds sim_on, sim_off,
+ * sim_active, sim_draw to the module on top (the loop just below it). */
 void cn_sim_open(lua_State *L, cn_loop *lp);
 
 #endif

@@ -10,6 +10,7 @@
 
 local core = require "cosock.core"
 core.open "timer" -- (its C functions: added to cosock.core on first use)
+core.open "sim"
 local monotime, draw, timer_oneshot = core.monotime, core.sim_draw, core.timer_oneshot
 local type, tostring, error, setmetatable, pairs = type, tostring, error, setmetatable, pairs
 local max, format = math.max, string.format
