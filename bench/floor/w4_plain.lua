@@ -3,14 +3,16 @@
 -- by "ok <client> <i>"), made in the order a pass-based loop runs them (every
 -- client sends, every server answers, every client reads); the data is always
 -- there already, so nothing waits and nothing is polled.
--- Usage: LUA_PATH/LUA_CPATH as for the bench; lua5.3 w4_plain.lua [REQS] [coroutines]
+-- Usage: LUA_PATH/LUA_CPATH as for the bench; lua5.3 w4_plain.lua [REQS] [coroutines|plain] [CLIENTS]
 --   coroutines: one coroutine per connection end, resumed by hand in that order
 --   (adds what switching coroutines costs, still with no runtime).
+--   CLIENTS: default 100; W6's floor is `w4_plain.lua 10 plain 1500` (needs
+--   `ulimit -n 4096`).
 package.path = (arg[0]:match("^(.*/)") or "./") .. "../lib/?.lua;" .. package.path
 local B = require "bench"
 local socket = require "socket"
 
-local CLIENTS, REQS = 100, B.argnum(1, 100)
+local CLIENTS, REQS = B.argnum(3, 100), B.argnum(1, 100)
 local CO = arg[2] == "coroutines"
 local W, IMPL = "w4floor", CO and "lua-coroutines" or "lua-plain"
 

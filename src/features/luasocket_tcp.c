@@ -58,7 +58,20 @@ int cn_ls_enabled(const cn_loop *lp) { return !lp->ls.off; }
 
 static void read_head(const char *tcp, ls_tcp_head *h) { memcpy(h, tcp, sizeof *h); }
 
-char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner) {
+/* The metatable named name in the registry, looked up once (*mt). */
+static const void *class_mt(lua_State *L, const void **mt, const char *name) {
+  if (*mt == NULL) {
+    lua_getfield(L, LUA_REGISTRYINDEX, name);
+    if (lua_istable(L, -1)) *mt = lua_topointer(L, -1);
+    lua_pop(L, 1);
+  }
+  return *mt;
+}
+
+/* The object at inner when it is a LuaSocket TCP object laid out as checked:
+ * of class tcp{client}, or with any_class also tcp{master} or tcp{server}
+ * (the same struct). */
+static char *probe(lua_State *L, cn_loop *lp, int inner, int any_class) {
   const void *mt;
   char *ud;
   ls_tcp_head h;
@@ -66,12 +79,11 @@ char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner) {
     return NULL;
   mt = lua_topointer(L, -1);
   lua_pop(L, 1);
-  if (lp->ls.client_mt == NULL) {              /* LuaSocket's own name for the class */
-    lua_getfield(L, LUA_REGISTRYINDEX, "tcp{client}");
-    if (lua_istable(L, -1)) lp->ls.client_mt = lua_topointer(L, -1);
-    lua_pop(L, 1);
-  }
-  if (mt != lp->ls.client_mt || lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return NULL;
+  if (mt != class_mt(L, &lp->ls.client_mt, "tcp{client}") &&
+      (!any_class || (mt != class_mt(L, &lp->ls.other_mt[0], "tcp{master}") &&
+                      mt != class_mt(L, &lp->ls.other_mt[1], "tcp{server}"))))
+    return NULL;
+  if (lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return NULL;
   read_head(ud, &h);
   if (h.io.ctx != (void *)ud || h.buf.io != (void *)(ud + offsetof(ls_tcp_head, io)) ||
       h.buf.tm != (void *)(ud + LS_DATA + LS_BUF_SIZE))
@@ -79,6 +91,16 @@ char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner) {
   /* LuaSocket never changes a client's class, and closing it only sets its
    * socket to -1: an object proven once stays one. */
   return ud;
+}
+
+char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner) { return probe(L, lp, inner, 0); }
+
+int cn_ls_fd(lua_State *L, cn_loop *lp, int inner) {
+  const char *tcp = probe(L, lp, inner, 1);
+  ls_tcp_head h;
+  if (tcp == NULL) return CN_FD_UNKNOWN;
+  read_head(tcp, &h);
+  return h.sock >= 0 ? h.sock : -1;
 }
 
 int cn_ls_buffered(const char *tcp) {

@@ -20,6 +20,12 @@ int cn_ls_enabled(const cn_loop *lp);
  * uses its methods. NULL always while the fast paths are off. */
 char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner);
 
+/* The loop's fd reader (cn_fd_reader, set by cn_wrapper_open): the socket
+ * of a LuaSocket TCP object of any class (client, master, server), as its
+ * getfd() gives it (-1 once closed), read from the struct; CN_FD_UNKNOWN for
+ * anything else, and always while the fast paths are off. */
+int cn_ls_fd(lua_State *L, cn_loop *lp, int inner);
+
 /* Whether LuaSocket's input buffer of tcp holds data. */
 int cn_ls_buffered(const char *tcp);
 

@@ -30,6 +30,7 @@
 #include "park.h"
 #include "run.h"
 #include "task.h"
+#include "waiters.h"
 #include "wrapper.h"
 
 /* Upvalue 1 is the loop (LOOP_UPVALUE). Then the field and method names the
@@ -524,7 +525,7 @@ static int w_wait(lua_State *L) {
 }
 
 #define KEY_STRING(name, str) str,
-void cn_wrapper_open(lua_State *L) {
+void cn_wrapper_open(lua_State *L, cn_loop *lp) {
   static const char *const funcs_that_wait[] = {"receive", "send", "wait", NULL};
   static const luaL_Reg funcs[] = {
     {"receive", w_receive},
@@ -534,6 +535,8 @@ void cn_wrapper_open(lua_State *L) {
   };
   static const char *const keys[] = { KEYS(KEY_STRING) NULL };
   int i;
+  /* The loop reads LuaSocket TCP objects' fds itself (closes, first waits). */
+  cn_fd_set_reader(lp, cn_ls_fd);
   luaL_checkstack(L, UP_COUNT_ + 1, NULL);
   lua_pushvalue(L, -2);                        /* loop, module */
   for (i = 0; keys[i]; i++) lua_pushstring(L, keys[i]);
