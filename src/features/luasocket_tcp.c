@@ -59,7 +59,7 @@ int cn_ls_enabled(const cn_loop *lp) { return !lp->ls.off; }
 static void read_head(const char *tcp, ls_tcp_head *h) { memcpy(h, tcp, sizeof *h); }
 
 /* The metatable named name in the registry, looked up once (*mt). */
-static const void *class_mt(lua_State *L, const void **mt, const char *name) {
+static inline const void *class_mt(lua_State *L, const void **mt, const char *name) {
   if (*mt == NULL) {
     lua_getfield(L, LUA_REGISTRYINDEX, name);
     if (lua_istable(L, -1)) *mt = lua_topointer(L, -1);
@@ -68,10 +68,16 @@ static const void *class_mt(lua_State *L, const void **mt, const char *name) {
   return *mt;
 }
 
+/* Whether mt is LuaSocket's tcp{master} or tcp{server} (the client's struct). */
+static int other_class(lua_State *L, cn_loop *lp, const void *mt) {
+  return mt == class_mt(L, &lp->ls.other_mt[0], "tcp{master}") ||
+         mt == class_mt(L, &lp->ls.other_mt[1], "tcp{server}");
+}
+
 /* The object at inner when it is a LuaSocket TCP object laid out as checked:
  * of class tcp{client}, or with any_class also tcp{master} or tcp{server}
- * (the same struct). */
-static char *probe(lua_State *L, cn_loop *lp, int inner, int any_class) {
+ * (the same struct). Inlined: the wrappers' receive and send run it. */
+static inline char *probe(lua_State *L, cn_loop *lp, int inner, int any_class) {
   const void *mt;
   char *ud;
   ls_tcp_head h;
@@ -80,8 +86,7 @@ static char *probe(lua_State *L, cn_loop *lp, int inner, int any_class) {
   mt = lua_topointer(L, -1);
   lua_pop(L, 1);
   if (mt != class_mt(L, &lp->ls.client_mt, "tcp{client}") &&
-      (!any_class || (mt != class_mt(L, &lp->ls.other_mt[0], "tcp{master}") &&
-                      mt != class_mt(L, &lp->ls.other_mt[1], "tcp{server}"))))
+      (!any_class || !other_class(L, lp, mt)))
     return NULL;
   if (lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return NULL;
   read_head(ud, &h);
