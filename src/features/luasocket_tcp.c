@@ -135,7 +135,8 @@ int cn_ls_peek_line(char *tcp, const char **line, size_t *len) {
     ssize_t n;
     do n = recv(h.sock, data, LS_BUF_SIZE, 0); while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-    if (n <= 0) return -1;
+    if (n == 0) return -2;                     /* the peer closed: LuaSocket's IO_CLOSED */
+    if (n < 0) return -1;
     first = 0;
     last = (size_t)n;
     set_buffer(tcp, first, last, h.buf.received);

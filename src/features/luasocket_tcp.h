@@ -33,9 +33,11 @@ int cn_ls_buffered(const char *tcp);
  * with one recv() when it is empty: returns 1 with the line's start and
  * length (without the newline; CRs still in); the caller copies it, then
  * calls cn_ls_take(tcp, len + 1).
- * 0: the socket has nothing now (LuaSocket would say "timeout"). -1: no whole
- * line (a partial one, the peer closing, an error): LuaSocket's receive must
- * run; it meets the same state and reports it in its own words. */
+ * 0: the socket has nothing now (LuaSocket would say "timeout"). -2: the
+ * buffer is empty and the peer closed (LuaSocket would say "closed", with
+ * nothing read and its buffer as it was). -1: no whole line (a partial one,
+ * an error): LuaSocket's receive must run; it meets the same state and
+ * reports it in its own words. */
 int cn_ls_peek_line(char *tcp, const char **line, size_t *len);
 /* Takes n bytes off the front of the buffer, counting them as received. */
 void cn_ls_take(char *tcp, size_t n);

@@ -274,18 +274,22 @@ static void push_line(lua_State *L, const char *s, size_t len) {
 
 /* A line receive on a LuaSocket TCP object, done here in LuaSocket's own
  * buffer as its receive("*l") does it (luasocket_tcp.c). Returns 1 with the
- * line pushed; 0 when the socket has nothing (err stored as LuaSocket's
- * would-block error); -1 when LuaSocket's receive must run (another pattern,
- * a partial line, the peer closing, an error). */
+ * line pushed; 0 when the socket has nothing or the peer closed with nothing
+ * buffered (err stored as LuaSocket's error: "timeout" or "closed"; its
+ * partial result is the prefix, as at RV_PARTIAL); -1 when LuaSocket's
+ * receive must run (another pattern, a partial line, an error). */
 static int receive_direct(lua_State *L, char *tcp) {
   const char *line;
   size_t len;
   int got;
   if (!lua_isnil(L, RV_PATTERN)) return -1;
   got = cn_ls_peek_line(tcp, &line, &len);
-  if (got == 0) {
-    lua_pushvalue(L, KEY(TIMEOUT));            /* LuaSocket's would-block error */
+  if (got == 0 || got == -2) {
+    /* LuaSocket's would-block error, or its error for the peer closing
+     * (which the retry below then gives up on): no second recv() to learn it. */
+    lua_pushvalue(L, got == 0 ? KEY(TIMEOUT) : KEY(CLOSEDERR));
     lua_replace(L, RV_ERR);
+    got = 0;
   } else if (got > 0) {
     push_line(L, line, len);                   /* may raise: the line stays buffered */
     cn_ls_take(tcp, len + 1);                  /* the '\n' is taken too */
