@@ -16,28 +16,25 @@ local env = ("ulimit -n 4096 2>/dev/null; LUA_PATH='%s/lua/?.lua;;' LUA_CPATH='%
   :format(repo, repo)
 local lua = env .. "lua5.3 " .. bench .. "/"
 
--- Per workload: the C source and its arguments, then the Lua programs (under
--- bench/) with theirs; the floor rows come first.
+-- Per workload: the C source and its arguments, the floor programs (under
+-- bench/floor/, plain and with coroutines), then cosock-native's and
+-- cqueues' program (the same file name under bench/cosock/, bench/cqueues/).
+local function rows(floor, floor_co, prog)
+  local t = { { "LuaSocket, no runtime", "floor/" .. floor } }
+  if floor_co then t[#t + 1] = { "the same with coroutines", "floor/" .. floor_co } end
+  t[#t + 1] = { "cosock-native", "cosock/" .. prog }
+  t[#t + 1] = { "cqueues", "cqueues/" .. prog }
+  return t
+end
 local workloads = {
-  w1 = { "epoll_pingpong", "20000", {
-    { "LuaSocket, no runtime", "floor/w1_plain.lua 20000" },
-    { "the same with coroutines", "floor/w1_plain.lua 20000 coroutines" },
-    { "cosock-native", "cosock/w1_pingpong.lua 20000" },
-    { "cqueues", "cqueues/w1_pingpong.lua 20000" } } },
-  w4 = { "epoll_fanin", "100 100", {
-    { "LuaSocket, no runtime", "floor/w4_plain.lua 100" },
-    { "the same with coroutines", "floor/w4_plain.lua 100 coroutines" },
-    { "cosock-native", "cosock/w4_fanin.lua 100 100" },
-    { "cqueues", "cqueues/w4_fanin.lua 100 100" } } },
-  w6 = { "epoll_many", "1500 10 one", {
-    { "LuaSocket, no runtime", "floor/w4_plain.lua 10 plain 1500" },
-    { "the same with coroutines", "floor/w4_plain.lua 10 coroutines 1500" },
-    { "cosock-native", "cosock/w6_many_sockets.lua 1500 10 one" },
-    { "cqueues", "cqueues/w6_many_sockets.lua 1500 10 one" } } },
-  churn = { "epoll_churn", "10000", {
-    { "LuaSocket, no runtime", "floor/churn_plain.lua 10000" },
-    { "cosock-native", "cosock/churn.lua 10000" },
-    { "cqueues", "cqueues/churn.lua 10000" } } },
+  w1 = { "epoll_pingpong", "20000",
+    rows("w1_plain.lua 20000", "w1_plain.lua 20000 coroutines", "w1_pingpong.lua 20000") },
+  w4 = { "epoll_fanin", "100 100",
+    rows("w4_plain.lua 100", "w4_plain.lua 100 coroutines", "w4_fanin.lua 100 100") },
+  w6 = { "epoll_many", "1500 10 one",
+    rows("w4_plain.lua 10 plain 1500", "w4_plain.lua 10 coroutines 1500",
+         "w6_many_sockets.lua 1500 10 one") },
+  churn = { "epoll_churn", "10000", rows("churn_plain.lua 10000", nil, "churn.lua 10000") },
 }
 local w = workloads[WORKLOAD]
 if not w then io.stderr:write("usage: rounds.lua [w1|w4|w6|churn] [ROUNDS]\n"); os.exit(2) end

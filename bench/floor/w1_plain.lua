@@ -52,11 +52,5 @@ B.guard(W, IMPL, function()
   end
   local wall, cpu = B.now() - t0, B.cpu() - c0
   cl:close(); sv:close(); server:close()
-  if served ~= ROUNDS or answered ~= ROUNDS then
-    B.fail(W, IMPL, ("served=%d answered=%d want %d"):format(served, answered, ROUNDS))
-  end
-  B.result(W, IMPL, {
-    { "ops", ROUNDS }, { "wall", wall }, { "cpu", cpu }, { "rss_kb", B.rss_kb() },
-    { "rate", ROUNDS / wall },
-  })
+  B.exchange_done(W, IMPL, ROUNDS, served, answered, wall, cpu)
 end)

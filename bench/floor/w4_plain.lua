@@ -80,12 +80,5 @@ B.guard(W, IMPL, function()
   for ci = 1, CLIENTS do cl[ci]:close(); sv[ci]:close() end
   server:close()
   local wall, cpu = B.now() - t0, B.cpu() - c0
-  local want = CLIENTS * REQS
-  if served ~= want or answered ~= want then
-    B.fail(W, IMPL, ("served=%d answered=%d want %d"):format(served, answered, want))
-  end
-  B.result(W, IMPL, {
-    { "ops", want }, { "wall", wall }, { "cpu", cpu }, { "rss_kb", B.rss_kb() },
-    { "rate", want / wall },
-  })
+  B.exchange_done(W, IMPL, CLIENTS * REQS, served, answered, wall, cpu)
 end)
