@@ -91,7 +91,7 @@ static int l_monotime(lua_State *L) {
 }
 
 static void open_channel(lua_State *L, cn_loop *lp) { (void)lp; cn_channel_open(L); }
-static void open_socket(lua_State *L, cn_loop *lp) { (void)lp; cn_wrapper_open(L); }
+static void open_socket(lua_State *L, cn_loop *lp) { cn_wrapper_open(L, lp); }
 static void open_signal(lua_State *L, cn_loop *lp) {
   (void)lp;
   cn_sigwait_open(L);

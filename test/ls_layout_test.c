@@ -80,7 +80,7 @@ static void probe_on_this_platform(void **state) {
   lua_State *L = pair(&lp);
   size_t size = lua_rawlen(L, 1);
   char *copy;
-  int closed = -1;
+  int closed = -1, i;
   (void)state;
   cn_ls_init(&lp);
   if (!cn_ls_enabled(&lp)) {                   /* built or run with the fast path off */
@@ -105,9 +105,17 @@ static void probe_on_this_platform(void **state) {
   assert_null(cn_ls_tcp(L, &lp, 3));           /* tcp{server} */
   lua_newtable(L);
   assert_null(cn_ls_tcp(L, &lp, -1));
+  assert_int_equal(cn_ls_fd(L, &lp, -1), CN_FD_UNKNOWN);
   lua_pop(L, 1);
+  /* The fd reader: what getfd() says, for the client and the server classes. */
+  for (i = 1; i <= 3; i++) {
+    call(L, i, "getfd", NULL);
+    assert_int_equal(cn_ls_fd(L, &lp, i), lua_tointeger(L, -1));
+    lua_pop(L, 1);
+  }
   lp.ls.off = 1;
   assert_null(cn_ls_tcp(L, &lp, 1));
+  assert_int_equal(cn_ls_fd(L, &lp, 1), CN_FD_UNKNOWN);
   lua_close(L);
 }
 
@@ -155,8 +163,23 @@ static void fields_match_luasocket(void **state) {
   lua_call(L, 1, 2);
   assert_int_equal(lua_tointeger(L, -1), 3);
   lua_pop(L, 2);
+  /* The peer closes, nothing buffered: "closed" without a second recv(),
+   * LuaSocket's state untouched (its own receive says the same after). */
+  call(L, 2, "close", NULL);
+  lua_pop(L, 1);
+  wait_readable(tcp);
+  assert_int_equal(cn_ls_peek_line(tcp, &line, &len), -2);
+  assert_false(cn_ls_buffered(tcp));
+  lua_getfield(L, 1, "receive");
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 3);
+  assert_true(lua_isnil(L, -3));
+  assert_string_equal(lua_tostring(L, -2), "closed");
+  assert_string_equal(lua_tostring(L, -1), "");
+  lua_pop(L, 3);
   call(L, 1, "close", NULL);                   /* socket -1: back to LuaSocket's methods */
   assert_int_equal(cn_ls_peek_line(tcp, &line, &len), -1);
+  assert_int_equal(cn_ls_fd(L, &lp, 1), -1);
   assert_int_equal(cn_ls_send(tcp, "x", 1), -1);
   lua_close(L);
 }

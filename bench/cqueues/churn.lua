@@ -53,11 +53,5 @@ B.guard(W, IMPL, function()
   local ok, err = cq:loop()
   local wall, cpu = B.now() - t0, B.cpu() - c0
   if not ok then B.fail(W, IMPL, err) end
-  if served ~= CONNS or answered ~= CONNS then
-    B.fail(W, IMPL, ("served=%d answered=%d want %d"):format(served, answered, CONNS))
-  end
-  B.result(W, IMPL, {
-    { "ops", CONNS }, { "wall", wall }, { "cpu", cpu }, { "rss_kb", B.rss_kb() },
-    { "rate", CONNS / wall },
-  })
+  B.exchange_done(W, IMPL, CONNS, served, answered, wall, cpu)
 end)

@@ -3,14 +3,16 @@
 -- by "ok <client> <i>"), made in the order a pass-based loop runs them (every
 -- client sends, every server answers, every client reads); the data is always
 -- there already, so nothing waits and nothing is polled.
--- Usage: LUA_PATH/LUA_CPATH as for the bench; lua5.3 w4_plain.lua [REQS] [coroutines]
+-- Usage: LUA_PATH/LUA_CPATH as for the bench; lua5.3 w4_plain.lua [REQS] [coroutines|plain] [CLIENTS]
 --   coroutines: one coroutine per connection end, resumed by hand in that order
 --   (adds what switching coroutines costs, still with no runtime).
+--   CLIENTS: default 100; W6's floor is `w4_plain.lua 10 plain 1500` (needs
+--   `ulimit -n 4096`).
 package.path = (arg[0]:match("^(.*/)") or "./") .. "../lib/?.lua;" .. package.path
 local B = require "bench"
 local socket = require "socket"
 
-local CLIENTS, REQS = 100, B.argnum(1, 100)
+local CLIENTS, REQS = B.argnum(3, 100), B.argnum(1, 100)
 local CO = arg[2] == "coroutines"
 local W, IMPL = "w4floor", CO and "lua-coroutines" or "lua-plain"
 
@@ -78,12 +80,5 @@ B.guard(W, IMPL, function()
   for ci = 1, CLIENTS do cl[ci]:close(); sv[ci]:close() end
   server:close()
   local wall, cpu = B.now() - t0, B.cpu() - c0
-  local want = CLIENTS * REQS
-  if served ~= want or answered ~= want then
-    B.fail(W, IMPL, ("served=%d answered=%d want %d"):format(served, answered, want))
-  end
-  B.result(W, IMPL, {
-    { "ops", want }, { "wall", wall }, { "cpu", cpu }, { "rss_kb", B.rss_kb() },
-    { "rate", want / wall },
-  })
+  B.exchange_done(W, IMPL, CLIENTS * REQS, served, answered, wall, cpu)
 end)

@@ -76,6 +76,18 @@ function M.fail(workload, impl, why)
   os.exit(1)
 end
 
+-- The end of an exchange workload (churn, the floor programs): FAIL unless both
+-- sides counted want, else the figures, the rate being want per wall second.
+function M.exchange_done(workload, impl, want, served, answered, wall, cpu)
+  if served ~= want or answered ~= want then
+    M.fail(workload, impl, ("served=%d answered=%d want %d"):format(served, answered, want))
+  end
+  M.result(workload, impl, {
+    { "ops", want }, { "wall", wall }, { "cpu", cpu }, { "rss_kb", M.rss_kb() },
+    { "rate", want / wall },
+  })
+end
+
 -- Run fn(); any Lua error becomes a FAIL line.
 function M.guard(workload, impl, fn)
   local ok, err = xpcall(fn, debug.traceback)

@@ -58,7 +58,26 @@ int cn_ls_enabled(const cn_loop *lp) { return !lp->ls.off; }
 
 static void read_head(const char *tcp, ls_tcp_head *h) { memcpy(h, tcp, sizeof *h); }
 
-char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner) {
+/* The metatable named name in the registry, looked up once (*mt). */
+static inline const void *class_mt(lua_State *L, const void **mt, const char *name) {
+  if (*mt == NULL) {
+    lua_getfield(L, LUA_REGISTRYINDEX, name);
+    if (lua_istable(L, -1)) *mt = lua_topointer(L, -1);
+    lua_pop(L, 1);
+  }
+  return *mt;
+}
+
+/* Whether mt is LuaSocket's tcp{master} or tcp{server} (the client's struct). */
+static int other_class(lua_State *L, cn_loop *lp, const void *mt) {
+  return mt == class_mt(L, &lp->ls.other_mt[0], "tcp{master}") ||
+         mt == class_mt(L, &lp->ls.other_mt[1], "tcp{server}");
+}
+
+/* The object at inner when it is a LuaSocket TCP object laid out as checked:
+ * of class tcp{client}, or with any_class also tcp{master} or tcp{server}
+ * (the same struct). Inlined: the wrappers' receive and send run it. */
+static inline char *probe(lua_State *L, cn_loop *lp, int inner, int any_class) {
   const void *mt;
   char *ud;
   ls_tcp_head h;
@@ -66,12 +85,10 @@ char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner) {
     return NULL;
   mt = lua_topointer(L, -1);
   lua_pop(L, 1);
-  if (lp->ls.client_mt == NULL) {              /* LuaSocket's own name for the class */
-    lua_getfield(L, LUA_REGISTRYINDEX, "tcp{client}");
-    if (lua_istable(L, -1)) lp->ls.client_mt = lua_topointer(L, -1);
-    lua_pop(L, 1);
-  }
-  if (mt != lp->ls.client_mt || lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return NULL;
+  if (mt != class_mt(L, &lp->ls.client_mt, "tcp{client}") &&
+      (!any_class || !other_class(L, lp, mt)))
+    return NULL;
+  if (lua_rawlen(L, inner) < LS_DATA + LS_BUF_SIZE) return NULL;
   read_head(ud, &h);
   if (h.io.ctx != (void *)ud || h.buf.io != (void *)(ud + offsetof(ls_tcp_head, io)) ||
       h.buf.tm != (void *)(ud + LS_DATA + LS_BUF_SIZE))
@@ -79,6 +96,16 @@ char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner) {
   /* LuaSocket never changes a client's class, and closing it only sets its
    * socket to -1: an object proven once stays one. */
   return ud;
+}
+
+char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner) { return probe(L, lp, inner, 0); }
+
+int cn_ls_fd(lua_State *L, cn_loop *lp, int inner) {
+  const char *tcp = probe(L, lp, inner, 1);
+  ls_tcp_head h;
+  if (tcp == NULL) return CN_FD_UNKNOWN;
+  read_head(tcp, &h);
+  return h.sock >= 0 ? h.sock : -1;
 }
 
 int cn_ls_buffered(const char *tcp) {
@@ -108,7 +135,8 @@ int cn_ls_peek_line(char *tcp, const char **line, size_t *len) {
     ssize_t n;
     do n = recv(h.sock, data, LS_BUF_SIZE, 0); while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-    if (n <= 0) return -1;
+    if (n == 0) return -2;                     /* the peer closed: LuaSocket's IO_CLOSED */
+    if (n < 0) return -1;
     first = 0;
     last = (size_t)n;
     set_buffer(tcp, first, last, h.buf.received);

@@ -20,6 +20,12 @@ int cn_ls_enabled(const cn_loop *lp);
  * uses its methods. NULL always while the fast paths are off. */
 char *cn_ls_tcp(lua_State *L, cn_loop *lp, int inner);
 
+/* The loop's fd reader (cn_fd_reader, set by cn_wrapper_open): the socket
+ * of a LuaSocket TCP object of any class (client, master, server), as its
+ * getfd() gives it (-1 once closed), read from the struct; CN_FD_UNKNOWN for
+ * anything else, and always while the fast paths are off. */
+int cn_ls_fd(lua_State *L, cn_loop *lp, int inner);
+
 /* Whether LuaSocket's input buffer of tcp holds data. */
 int cn_ls_buffered(const char *tcp);
 
@@ -27,9 +33,11 @@ int cn_ls_buffered(const char *tcp);
  * with one recv() when it is empty: returns 1 with the line's start and
  * length (without the newline; CRs still in); the caller copies it, then
  * calls cn_ls_take(tcp, len + 1).
- * 0: the socket has nothing now (LuaSocket would say "timeout"). -1: no whole
- * line (a partial one, the peer closing, an error): LuaSocket's receive must
- * run; it meets the same state and reports it in its own words. */
+ * 0: the socket has nothing now (LuaSocket would say "timeout"). -2: the
+ * buffer is empty and the peer closed (LuaSocket would say "closed", with
+ * nothing read and its buffer as it was). -1: no whole line (a partial one,
+ * an error): LuaSocket's receive must run; it meets the same state and
+ * reports it in its own words. */
 int cn_ls_peek_line(char *tcp, const char **line, size_t *len);
 /* Takes n bytes off the front of the buffer, counting them as received. */
 void cn_ls_take(char *tcp, size_t n);

@@ -30,6 +30,7 @@
 #include "park.h"
 #include "run.h"
 #include "task.h"
+#include "waiters.h"
 #include "wrapper.h"
 
 /* Upvalue 1 is the loop (LOOP_UPVALUE). Then the field and method names the
@@ -273,18 +274,22 @@ static void push_line(lua_State *L, const char *s, size_t len) {
 
 /* A line receive on a LuaSocket TCP object, done here in LuaSocket's own
  * buffer as its receive("*l") does it (luasocket_tcp.c). Returns 1 with the
- * line pushed; 0 when the socket has nothing (err stored as LuaSocket's
- * would-block error); -1 when LuaSocket's receive must run (another pattern,
- * a partial line, the peer closing, an error). */
+ * line pushed; 0 when the socket has nothing or the peer closed with nothing
+ * buffered (err stored as LuaSocket's error: "timeout" or "closed"; its
+ * partial result is the prefix, as at RV_PARTIAL); -1 when LuaSocket's
+ * receive must run (another pattern, a partial line, an error). */
 static int receive_direct(lua_State *L, char *tcp) {
   const char *line;
   size_t len;
   int got;
   if (!lua_isnil(L, RV_PATTERN)) return -1;
   got = cn_ls_peek_line(tcp, &line, &len);
-  if (got == 0) {
-    lua_pushvalue(L, KEY(TIMEOUT));            /* LuaSocket's would-block error */
+  if (got == 0 || got == -2) {
+    /* LuaSocket's would-block error, or its error for the peer closing
+     * (which the retry below then gives up on): no second recv() to learn it. */
+    lua_pushvalue(L, got == 0 ? KEY(TIMEOUT) : KEY(CLOSEDERR));
     lua_replace(L, RV_ERR);
+    got = 0;
   } else if (got > 0) {
     push_line(L, line, len);                   /* may raise: the line stays buffered */
     cn_ls_take(tcp, len + 1);                  /* the '\n' is taken too */
@@ -524,7 +529,7 @@ static int w_wait(lua_State *L) {
 }
 
 #define KEY_STRING(name, str) str,
-void cn_wrapper_open(lua_State *L) {
+void cn_wrapper_open(lua_State *L, cn_loop *lp) {
   static const char *const funcs_that_wait[] = {"receive", "send", "wait", NULL};
   static const luaL_Reg funcs[] = {
     {"receive", w_receive},
@@ -534,6 +539,8 @@ void cn_wrapper_open(lua_State *L) {
   };
   static const char *const keys[] = { KEYS(KEY_STRING) NULL };
   int i;
+  /* The loop reads LuaSocket TCP objects' fds itself (closes, first waits). */
+  cn_fd_set_reader(lp, cn_ls_fd);
   luaL_checkstack(L, UP_COUNT_ + 1, NULL);
   lua_pushvalue(L, -2);                        /* loop, module */
   for (i = 0; keys[i]; i++) lua_pushstring(L, keys[i]);

@@ -4,8 +4,10 @@
 
 #include "compat.h"
 
-/* Adds receive, send and wait to the module table on top (the loop just
- * below it). */
-void cn_wrapper_open(lua_State *L);
+#include "loop.h"
+
+/* Adds receive, send and wait to the module table on top (the loop lp just
+ * below it), and gives the loop LuaSocket's fd reader (cn_ls_fd). */
+void cn_wrapper_open(lua_State *L, cn_loop *lp);
 
 #endif

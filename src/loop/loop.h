@@ -59,6 +59,11 @@ struct cn_loop;
 /* Called by the waiter index for a ready fd that the loop's own C code
  * watches (waiters.h, cn_fd_watch). */
 typedef void (*cn_fd_watcher)(lua_State *L, struct cn_loop *lp, int fd, int events);
+/* Reads the fd of the socket object at index inner without calling its
+ * getfd, for objects a feature knows the layout of (waiters.h,
+ * cn_fd_set_reader): the fd, -1 for a closed socket, or CN_FD_UNKNOWN. */
+typedef int (*cn_fd_reader)(lua_State *L, struct cn_loop *lp, int inner);
+#define CN_FD_UNKNOWN (-2)
 
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
 #define CN_MAX_HOOKS 16 /* features attached to the core's fixed points (hooks.h) */
@@ -182,6 +187,7 @@ typedef struct cn_loop {
     int nwaitfds;             /* fds at least one task waits on */
     int r_fdsets, r_inner;    /* registry: protocol objects per fd, socket per fd */
     cn_fd_watcher watcher;    /* gets the ready fds that C code watches */
+    cn_fd_reader reader;      /* reads a known socket's fd (NULL: getfd() always) */
   } waiters;
 
   /* fidelity.c: the switches that turn on departures from cosock 0.2.0 a
@@ -242,6 +248,7 @@ typedef struct cn_loop {
   /* luasocket_tcp.c */
   struct {
     const void *client_mt;    /* LuaSocket's tcp{client} metatable, once seen */
+    const void *other_mt[2];  /* its tcp{master} and tcp{server}, once seen */
     int off;                  /* the fast path is switched off (COSOCK_NO_FAST_PATH) */
   } ls;
 } cn_loop;

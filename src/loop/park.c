@@ -257,9 +257,9 @@ static void register_cached(lua_State *L, cn_loop *lp, cn_task *t, int i, int fd
  * select skips it, as on cosock), or, with set_close_wakes(true), ready at
  * once (as the wrapper's own setwaker then makes it). */
 static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
-  int top = lua_gettop(L), native = t->waits[i].native;
+  int top = lua_gettop(L), native = t->waits[i].native, known;
   lua_Number fdn;
-  int isnum;
+  int isnum = 1;
   /* A native wrapper keeps its fd cached once known (the cache goes when it
    * closes or replaces its socket): no getfd() call per wait. The wrapper
    * itself stands for its file in the reuse check (see cn_fd_register). */
@@ -277,11 +277,15 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                lua_tostring(L, -1));
   }
   lua_settop(L, top + 1);
-  if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return; }
-  lua_pushvalue(L, top + 1);
-  lua_call(L, 1, 1);                           /* inner, fd */
-  fdn = lua_tonumberx(L, -1, &isnum);
-  if (!isnum || fdn != fdn) {
+  if ((known = cn_fd_read(L, lp, top + 1)) != CN_FD_UNKNOWN) {
+    fdn = known;                               /* what its getfd() would say */
+  } else {
+    if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return; }
+    lua_pushvalue(L, top + 1);
+    lua_call(L, 1, 1);                         /* inner, fd */
+    fdn = lua_tonumberx(L, -1, &isnum);
+  }
+  if (known == CN_FD_UNKNOWN && (!isnum || fdn != fdn)) {
     cn_push_label(L, lp, t->slot);
     luaL_error(L, "cosock: getfd() of an object in the %s of task %s returned %s (number expected)",
                t->waits[i].kind == K_RECV ? "recvt" : "sendt", lua_tostring(L, -1),

@@ -381,6 +381,34 @@ void cn_fd_set_watcher(cn_loop *lp, cn_fd_watcher fn) {
   lp->waiters.watcher = fn;
 }
 
+void cn_fd_set_reader(cn_loop *lp, cn_fd_reader fn) {
+  lp->waiters.reader = fn;
+}
+
+int cn_fd_read(lua_State *L, cn_loop *lp, int inner) {
+  return lp->waiters.reader ? lp->waiters.reader(L, lp, inner) : CN_FD_UNKNOWN;
+}
+
+/* The fd of the socket object on top of the stack, replaced by it: read by
+ * the reader, else by its getfd(). -1 when it has none. */
+static lua_Integer top_fd(lua_State *L, cn_loop *lp) {
+  int isnum, fd = cn_fd_read(L, lp, -1);
+  lua_Integer n;
+  if (fd != CN_FD_UNKNOWN) {
+    lua_pop(L, 1);
+    return fd;
+  }
+  if (lua_getfield(L, -1, "getfd") == LUA_TNIL) {
+    lua_pop(L, 2);
+    return -1;
+  }
+  lua_insert(L, -2);
+  lua_call(L, 1, 1);
+  n = lua_tointegerx(L, -1, &isnum);
+  lua_pop(L, 1);
+  return isnum ? n : -1;
+}
+
 int cn_fd_watch(cn_loop *lp, int fd, int events) {
   int tasks, was;
   events &= CN_READ | CN_WRITE;
@@ -492,17 +520,13 @@ void cn_waiters_free(lua_State *L, cn_loop *lp) {
  * then calls the wakers it keeps too. */
 static int l_closing(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  int isnum;
   lua_Integer fd;
   luaL_checktype(L, 1, LUA_TTABLE);
   cn_fd_cache(L, 1, -1);
   lua_pushboolean(L, cn_at_on(lp, CN_AT_CLOSE_WAKES));
-  if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL || lua_getfield(L, -1, "getfd") == LUA_TNIL)
-    return lua_settop(L, 2), 1;
-  lua_insert(L, -2);
-  lua_call(L, 1, 1);
-  fd = lua_tointegerx(L, -1, &isnum);
-  if (isnum && fd >= 0 && fd < lp->waiters.nfd) fd_closing(L, lp, (int)fd);
+  if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL) return lua_settop(L, 2), 1;
+  fd = top_fd(L, lp);
+  if (fd >= 0 && fd < lp->waiters.nfd) fd_closing(L, lp, (int)fd);
   lua_settop(L, 2);
   return 1;
 }
@@ -513,16 +537,13 @@ static int l_closing(lua_State *L) {
 static int l_wake(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   static const char *const kinds[] = {"recvr", "sendr", NULL};
-  int kind = luaL_checkoption(L, 2, NULL, kinds), key, isnum, i;
+  int kind = luaL_checkoption(L, 2, NULL, kinds), key, i;
   lua_Integer fd;
   cn_task *t;
   lua_settop(L, 2);
-  if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL || lua_getfield(L, 3, "getfd") == LUA_TNIL)
-    return lua_pushboolean(L, 0), 1;
-  lua_pushvalue(L, 3);
-  lua_call(L, 1, 1);
-  fd = lua_tointegerx(L, -1, &isnum);
-  if (!isnum || fd < 0 || fd >= lp->waiters.nfd) return lua_pushboolean(L, 0), 1;
+  if (lua_getfield(L, 1, "inner_sock") == LUA_TNIL) return lua_pushboolean(L, 0), 1;
+  fd = top_fd(L, lp);
+  if (fd < 0 || fd >= lp->waiters.nfd) return lua_pushboolean(L, 0), 1;
   key = (int)fd * 2 + kind;
   t = lp->waiters.natslot[key] ? cn_task_get(lp, lp->waiters.natslot[key] - 1) : NULL;
   i = lp->waiters.natwait[key];

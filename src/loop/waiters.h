@@ -36,6 +36,12 @@ int cn_fd_poll(lua_State *L, cn_loop *lp, double timeout);
  * called from cn_fd_poll with the events found (CN_READ, CN_WRITE,
  * CN_INVALID). */
 void cn_fd_set_watcher(cn_loop *lp, cn_fd_watcher fn);
+/* A feature that knows some socket objects' layout reads their fd for the
+ * loop (fn), which then calls no getfd() on them: a call and two lookups
+ * saved on each close and each first wait of a wrapper. */
+void cn_fd_set_reader(cn_loop *lp, cn_fd_reader fn);
+/* What the reader says of the object at inner (CN_FD_UNKNOWN without one). */
+int cn_fd_read(lua_State *L, cn_loop *lp, int inner);
 /* Watches fd for events (CN_READ | CN_WRITE), or ends the watch (0; before
  * the fd is closed). Never raises: 0, or -1 with errno when the fd cannot be
  * polled. */
