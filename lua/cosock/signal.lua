@@ -32,7 +32,7 @@ local core = require "cosock.core"
 core.open "signal" -- (its C functions: added to cosock.core on first use)
 local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale
 local signal_park, signal_fire, signal_seq = core.signal_park, core.signal_fire, core.signal_seq
-local signal_queued = core.signal_queued
+local signal_queued, signal_wait = core.signal_queued, core.signal_wait
 local signal_passer, current_task = core.signal_passer, core.current_task
 
 local m = {}
@@ -259,6 +259,10 @@ function m.wait(name, timeout)
   -- (the checks call out only to raise: this is the fan-out's hot path)
   if name == nil or name ~= name then check_name("wait", name) end
   if timeout ~= nil then check_timeout("wait", timeout) end
+  local args = signal_wait(name, timeout) -- parked directly (src/features/sigwait.c)
+  if args then return true, unpack(args, 1, args.n) end
+  if args == nil then return nil, "timeout" end
+  -- Not parked directly: a wait through the node of the calling coroutine.
   if not isyieldable() then
     error("signal.wait: only a task can wait (called outside a task)", 2)
   end
@@ -310,7 +314,7 @@ function M.pass_on(node)
   node.args, node.by_one = false, false
   m.one(node.name, unpack(args, 1, args.n))
 end
-signal_passer(M.pass_on)
+signal_passer(M.pass_on, node_mt)
 
 --- all(name, ...) -> how many waiters of name it woke, each with the
 --- arguments ... (the same values). Waiters that start waiting while it runs

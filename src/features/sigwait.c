@@ -42,6 +42,7 @@ typedef struct sig_ent {
   lua_Integer wid;          /* the wait it was listed for */
   lua_Integer seq;          /* when it began (signal_seq's counter) */
   unsigned char woken;      /* a signal woke it and it has not run since */
+  unsigned char own;        /* nodes[slot] is the slot's own node (signal_wait's) */
 } sig_ent;
 
 typedef struct sig_state {
@@ -50,14 +51,17 @@ typedef struct sig_state {
   lua_Integer seq;          /* the last number given to a wait */
 } sig_state;
 
-enum { UP_LOOP = 1, UP_ARGS, UP_BY_ONE, UP_COUNT_ };
+enum { UP_LOOP = 1, UP_ARGS, UP_BY_ONE, UP_NAME, UP_STATE, UP_QS, UP_NAMES, UP_NODES, UP_COUNT_ };
 #define UP(k) lua_upvalueindex(UP_##k)
+#define STATE(L) ((sig_state *)lua_touserdata(L, UP(STATE)))
 
 /* Registry keys: the state, its entry array, name -> queue, queue (a light
- * userdata) -> name, slot -> node, and cosock/signal.lua's function that
- * passes a signal on when the task it woke is cancelled before it ran. */
+ * userdata) -> name, slot -> node (also the functions' upvalues: the hot
+ * paths read no registry), cosock/signal.lua's function that passes a
+ * signal on when the task it woke is cancelled before it ran, and its
+ * nodes' metatable. */
 static const char state_key = 0, ents_key = 0, qs_key = 0, names_key = 0, nodes_key = 0,
-                  passer_key = 0;
+                  passer_key = 0, mt_key = 0;
 
 /* The state, or NULL before core.open "signal". */
 static sig_state *state_of(lua_State *L) {
@@ -90,22 +94,27 @@ static void push_table(lua_State *L, const char *key) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, key);
 }
 
+/* Where the tables are: upvalues in this file's functions, the registry
+ * elsewhere (tabs_of). */
+typedef struct sig_tabs {
+  int qs, names, nodes;
+} sig_tabs;
+
+static const sig_tabs upvalue_tabs = {lua_upvalueindex(UP_QS), lua_upvalueindex(UP_NAMES),
+                                      lua_upvalueindex(UP_NODES)};
+
 /* Takes q out of qs and names (it has no entry left). No allocation. */
-static void forget_queue(lua_State *L, sig_queue *q) {
-  luaL_checkstack(L, 4, NULL);
-  push_table(L, &names_key);
-  lua_rawgetp(L, -1, q);                       /* names, name */
-  push_table(L, &qs_key);
-  lua_insert(L, -2);                           /* names, qs, name */
+static void forget_queue(lua_State *L, const sig_tabs *tb, sig_queue *q) {
+  luaL_checkstack(L, 3, NULL);
+  lua_rawgetp(L, tb->names, q);                /* name */
   lua_pushnil(L);
-  lua_rawset(L, -3);
+  lua_rawset(L, tb->qs);
   lua_pushnil(L);
-  lua_rawsetp(L, -3, q);
-  lua_pop(L, 2);
+  lua_rawsetp(L, tb->names, q);
 }
 
 /* Takes ent[slot] out of its queue; the queue goes with its last entry. */
-static void unlink_ent(lua_State *L, sig_state *st, int slot) {
+static void unlink_ent(lua_State *L, const sig_tabs *tb, sig_state *st, int slot) {
   sig_ent *e = &st->ent[slot];
   sig_queue *q = e->q;
   if (q == NULL) return;
@@ -113,7 +122,7 @@ static void unlink_ent(lua_State *L, sig_state *st, int slot) {
   if (e->next >= 0) st->ent[e->next].prev = e->prev; else q->tail = e->prev;
   e->q = NULL;
   e->prev = e->next = -1;
-  if (--q->n == 0) forget_queue(L, q);
+  if (--q->n == 0) forget_queue(L, tb, q);
 }
 
 /* Pushes the queue of the name at idx and returns it, made when missing
@@ -121,40 +130,165 @@ static void unlink_ent(lua_State *L, sig_state *st, int slot) {
 static sig_queue *push_queue(lua_State *L, int name) {
   sig_queue *q;
   name = lua_absindex(L, name);
-  luaL_checkstack(L, 4, NULL);
-  push_table(L, &qs_key);
+  luaL_checkstack(L, 3, NULL);
   lua_pushvalue(L, name);
-  lua_rawget(L, -2);
+  lua_rawget(L, UP(QS));
   q = (sig_queue *)lua_touserdata(L, -1);
   if (q == NULL) {
     lua_pop(L, 1);
     q = (sig_queue *)lua_newuserdata(L, sizeof *q);
     q->head = q->tail = -1;
     q->n = 0;
-    push_table(L, &names_key);
     lua_pushvalue(L, name);
-    lua_rawsetp(L, -2, q);                     /* names[q] = name first: */
-    lua_pop(L, 1);
+    lua_rawsetp(L, UP(NAMES), q);              /* names[q] = name first: */
     lua_pushvalue(L, name);                    /* a queue in qs always has its name */
     lua_pushvalue(L, -2);
-    lua_rawset(L, -4);
+    lua_rawset(L, UP(QS));
   }
-  lua_remove(L, -2);
   return q;
+}
+
+/* Lists ent[slot] in q for the wait wid, in the order of seq. No
+ * allocation. */
+static void list_ent(sig_state *st, sig_queue *q, int slot, lua_Integer wid, lua_Integer seq) {
+  sig_ent *e = &st->ent[slot];
+  int p = q->tail;
+  while (p >= 0 && st->ent[p].seq > seq) p = st->ent[p].prev;
+  e->q = q;
+  e->wid = wid;
+  e->seq = seq;
+  e->woken = 0;
+  e->prev = p;
+  e->next = p >= 0 ? st->ent[p].next : q->head;
+  if (p >= 0) st->ent[p].next = slot; else q->head = slot;
+  if (e->next >= 0) st->ent[e->next].prev = slot; else q->tail = slot;
+  q->n++;
+}
+
+/* The wait of slot is over: out of its queue, and not woken any more. */
+static void wait_over(lua_State *L, sig_state *st, int slot) {
+  if (slot < 0 || slot >= st->cap) return;
+  st->ent[slot].woken = 0;
+  unlink_ent(L, &upvalue_tabs, st, slot);
+}
+
+/* Sets node[UP(k)] = the value on top (popped): a field the node has. */
+static void set_field(lua_State *L, int node, int key) {
+  lua_pushvalue(L, key);
+  lua_insert(L, -2);
+  lua_rawset(L, node);
+}
+
+/* After signal_wait's wait: the signal's arguments (the packed table), nil
+ * after the timeout, or false for a wake without either (cosock/signal.lua
+ * then waits again through a node). */
+static int wait_k(lua_State *L, int status, lua_KContext ctx) {
+  cn_loop *lp = cn_loop_get(L);
+  int slot = cn_current_slot(lp), timed_out = lua_type(L, -1) == LUA_TSTRING;
+  (void)status;
+  (void)ctx;
+  wait_over(L, STATE(L), slot);
+  lua_settop(L, 0);
+  lua_rawgeti(L, UP(NODES), slot);             /* 1: the node */
+  lua_pushvalue(L, UP(ARGS));
+  lua_rawget(L, 1);                            /* 2: its arguments */
+  if (lua_istable(L, 2)) {
+    lua_pushboolean(L, 0);
+    set_field(L, 1, UP(ARGS));
+    lua_pushboolean(L, 0);
+    set_field(L, 1, UP(BY_ONE));
+    return 1;
+  }
+  if (timed_out) {
+    cn_cancel_point(L, lp);
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+/* signal_wait(name, timeout) -> the signal's arguments (the packed table),
+ * or nil after the timeout (nil: none); false, at once, where the task
+ * cannot park directly (then cosock/signal.lua waits through a node). The
+ * task waits with its slot's own node (nodes[slot], made on its first wait:
+ * the deadlock report names the signal from it, and a signal leaves its
+ * arguments there; it becomes the first argument). */
+static int s_wait(lua_State *L) {
+  CN_RESUMABLE(L);
+  cn_loop *lp = cn_loop_get(L);
+  sig_state *st = STATE(L);
+  sig_queue *q;
+  sig_ent *e;
+  int slot = cn_current_slot(lp), has_timeout;
+  double timeout = 0;
+  lua_Integer wid;
+  lua_settop(L, 2);
+  if (slot < 0 || !cn_isyieldable(L)) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  has_timeout = !lua_isnil(L, 2);
+  if (has_timeout) timeout = luaL_checknumber(L, 2);
+  /* What may raise first: from cn_prepark to the yield nothing may raise. */
+  luaL_checkstack(L, 4, NULL);
+  reserve(L, st, slot);
+  e = &st->ent[slot];
+  if (!e->own || lua_rawgeti(L, UP(NODES), slot) != LUA_TTABLE) {
+    if (e->own) lua_pop(L, 1);
+    lua_createtable(L, 0, 4);                  /* 3: every field, so that setting one never allocates */
+    lua_pushvalue(L, UP(NAME));
+    lua_pushvalue(L, 1);
+    lua_rawset(L, 3);
+    lua_pushvalue(L, UP(ARGS));
+    lua_pushboolean(L, 0);
+    lua_rawset(L, 3);
+    lua_pushvalue(L, UP(BY_ONE));
+    lua_pushboolean(L, 0);
+    lua_rawset(L, 3);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
+    lua_setmetatable(L, 3);
+    lua_pushvalue(L, 3);
+    lua_rawseti(L, UP(NODES), slot);
+    st->ent[slot].own = 1;
+  } else {
+    lua_pushvalue(L, 1);
+    set_field(L, 3, UP(NAME));
+  }
+  if (st->ent[slot].woken) {                   /* (a wake that reset() cut short) */
+    st->ent[slot].woken = 0;
+    lua_pushboolean(L, 0);
+    set_field(L, 3, UP(ARGS));
+  }
+  lua_insert(L, 1);                            /* node, name, timeout: the node first, */
+  q = push_queue(L, 2);                        /* where metadata.c finds what a task waits on */
+  unlink_ent(L, &upvalue_tabs, st, slot);      /* (one reset() left) */
+  {
+    cn_tmo tmo;
+    tmo.set = (unsigned char)has_timeout;
+    tmo.is_int = 0;
+    tmo.ival = 0;
+    tmo.secs = timeout;
+    wid = cn_prepark(L, lp, K_RECV, &tmo, 0);
+  }
+  if (wid == 0) {
+    if (q->n == 0) forget_queue(L, &upvalue_tabs, q);
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  list_ent(st, q, slot, wid, ++st->seq);
+  lua_settop(L, 3);
+  lua_pushvalue(L, 1);
+  return cn_yieldk(L, 1, 0, wait_k);
 }
 
 /* After the wait: what the loop resumed the task with (nil, nil, "timeout"
  * for a timeout). Its entry leaves its queue: the wait is over. */
 static int park_k(lua_State *L, int status, lua_KContext ctx) {
   cn_loop *lp = cn_loop_get(L);
-  sig_state *st = state_of(L);
-  int slot = cn_current_slot(lp);
   (void)status;
   (void)ctx;
-  if (st != NULL && slot >= 0 && slot < st->cap) {
-    st->ent[slot].woken = 0;
-    unlink_ent(L, st, slot);
-  }
+  wait_over(L, STATE(L), cn_current_slot(lp));
   if (lua_type(L, -1) == LUA_TSTRING) cn_cancel_point(L, lp); /* "timeout" */
   return lua_gettop(L) - 3;
 }
@@ -166,7 +300,7 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
 static int s_park(lua_State *L) {
   CN_RESUMABLE(L);
   cn_loop *lp = cn_loop_get(L);
-  sig_state *st = state_of(L);
+  sig_state *st = STATE(L);
   sig_queue *q = NULL;
   int has_timeout, has_seq, slot = cn_current_slot(lp);
   lua_Integer seq = 0;
@@ -182,12 +316,11 @@ static int s_park(lua_State *L) {
    * or the loop would take a later yield for this one. */
   if (slot >= 0 && cn_isyieldable(L)) {
     reserve(L, st, slot);
-    push_table(L, &nodes_key);
     lua_pushvalue(L, 1);
-    lua_rawseti(L, -2, slot);
-    lua_pop(L, 1);
+    lua_rawseti(L, UP(NODES), slot);
+    st->ent[slot].own = 0;
     q = push_queue(L, 2);                      /* 4: keeps it while parking */
-    unlink_ent(L, st, slot);                   /* (one reset() left) */
+    unlink_ent(L, &upvalue_tabs, st, slot);    /* (one reset() left) */
   }
   {
     cn_tmo tmo;
@@ -198,24 +331,12 @@ static int s_park(lua_State *L) {
     wid = cn_prepark(L, lp, K_RECV, &tmo, 0);
   }
   if (wid != 0 && q != NULL) {
-    sig_ent *e = &st->ent[slot];
-    int p = q->tail;
-    if (!has_seq) seq = ++st->seq;
-    while (p >= 0 && st->ent[p].seq > seq) p = st->ent[p].prev;
-    e->q = q;
-    e->wid = wid;
-    e->seq = seq;
-    e->woken = 0;
-    e->prev = p;
-    e->next = p >= 0 ? st->ent[p].next : q->head;
-    if (p >= 0) st->ent[p].next = slot; else q->head = slot;
-    if (e->next >= 0) st->ent[e->next].prev = slot; else q->tail = slot;
-    q->n++;
+    list_ent(st, q, slot, wid, has_seq ? seq : ++st->seq);
     lua_settop(L, 3);
     lua_pushvalue(L, 1);
     return cn_yieldk(L, 1, 0, park_k);
   }
-  if (q != NULL && q->n == 0) forget_queue(L, q);
+  if (q != NULL && q->n == 0) forget_queue(L, &upvalue_tabs, q);
   lua_settop(L, 3);
   lua_createtable(L, 1, 0);                    /* recvt */
   lua_pushvalue(L, 1);
@@ -235,7 +356,7 @@ static int s_park(lua_State *L) {
  * stay listed. */
 static int s_fire(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  sig_state *st = state_of(L);
+  sig_state *st = STATE(L);
   int has_before = !lua_isnoneornil(L, 3), has_limit = !lua_isnoneornil(L, 4);
   int one = lua_toboolean(L, 5), slot;
   lua_Integer before = has_before ? luaL_checkinteger(L, 3) : 0;
@@ -244,11 +365,9 @@ static int s_fire(lua_State *L) {
   sig_queue *q;
   lua_settop(L, 2);
   luaL_checkstack(L, 6, NULL);
-  push_table(L, &qs_key);
   lua_pushvalue(L, 1);
-  lua_rawget(L, -2);                           /* 4: the queue, kept while it runs */
-  q = (sig_queue *)lua_touserdata(L, 4);
-  push_table(L, &nodes_key);                   /* 5 */
+  lua_rawget(L, UP(QS));                       /* 3: the queue, kept while it runs */
+  q = (sig_queue *)lua_touserdata(L, 3);
   while (q != NULL && (slot = q->head) >= 0) {
     sig_ent *e = &st->ent[slot];
     cn_task *t;
@@ -256,9 +375,9 @@ static int s_fire(lua_State *L) {
     t = cn_task_get(lp, slot);
     if (t != NULL && (t->waitid != e->wid || !t->bare || t->state != T_PARKED || t->timed_out))
       t = NULL;
-    unlink_ent(L, st, slot);
+    unlink_ent(L, &upvalue_tabs, st, slot);
     if (t == NULL) continue;
-    if (lua_rawgeti(L, 5, slot) == LUA_TTABLE) { /* (fields the node has: no allocation) */
+    if (lua_rawgeti(L, UP(NODES), slot) == LUA_TTABLE) { /* (fields the node has: no allocation) */
       lua_pushvalue(L, UP(ARGS));
       lua_pushvalue(L, 2);
       lua_rawset(L, -3);
@@ -281,9 +400,8 @@ static int s_fire(lua_State *L) {
 /* signal_queued(name) -> whether waits of name are parked here (some may
  * have ended: signal_fire skips them). */
 static int s_queued(lua_State *L) {
-  push_table(L, &qs_key);
-  lua_pushvalue(L, 1);
-  lua_pushboolean(L, lua_rawget(L, -2) != LUA_TNIL);
+  lua_settop(L, 1);
+  lua_pushboolean(L, lua_rawget(L, UP(QS)) != LUA_TNIL);
   return 1;
 }
 
@@ -291,7 +409,7 @@ static int s_queued(lua_State *L) {
  * than every later one's: cosock/signal.lua numbers its nodes with it, and
  * bounds signal.all by it. */
 static int s_seq(lua_State *L) {
-  sig_state *st = state_of(L);
+  sig_state *st = STATE(L);
   lua_pushinteger(L, ++st->seq);
   return 1;
 }
@@ -299,19 +417,28 @@ static int s_seq(lua_State *L) {
 int cn_sigwait_cancelled(lua_State *L, int slot) {
   int top = lua_gettop(L), status = LUA_OK;
   sig_state *st = state_of(L);
+  sig_tabs tb;
   if (st == NULL || slot < 0 || slot >= st->cap) return LUA_OK;
-  luaL_checkstack(L, 4, NULL);
-  unlink_ent(L, st, slot);
-  if (!st->ent[slot].woken) return LUA_OK;
-  st->ent[slot].woken = 0;
+  luaL_checkstack(L, 6, NULL);
+  push_table(L, &qs_key);
+  push_table(L, &names_key);
   push_table(L, &nodes_key);
-  if (lua_rawgeti(L, -1, slot) == LUA_TTABLE &&
+  tb.qs = top + 1;
+  tb.names = top + 2;
+  tb.nodes = top + 3;
+  unlink_ent(L, &tb, st, slot);
+  if (!st->ent[slot].woken) {
+    lua_settop(L, top);
+    return LUA_OK;
+  }
+  st->ent[slot].woken = 0;
+  if (lua_rawgeti(L, tb.nodes, slot) == LUA_TTABLE &&
       lua_rawgetp(L, LUA_REGISTRYINDEX, &passer_key) == LUA_TFUNCTION) {
     lua_insert(L, -2);                         /* passer, node */
     status = lua_pcall(L, 1, 0, 0);
     if (status != LUA_OK) {
       lua_replace(L, top + 1);
-      lua_settop(L, top + 1);
+      lua_settop(L, top + 1);                  /* the error */
       return status;
     }
   }
@@ -319,39 +446,48 @@ int cn_sigwait_cancelled(lua_State *L, int slot) {
   return status;
 }
 
-/* signal_passer(fn): cosock/signal.lua's fn(node), called when a task that a
- * signal woke is cancelled before it ran. */
+/* signal_passer(fn, mt): cosock/signal.lua's fn(node), called when a task
+ * that a signal woke is cancelled before it ran, and the metatable of its
+ * nodes (signal_wait's get it too). */
 static int s_passer(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
-  lua_settop(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &mt_key);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &passer_key);
   return 0;
 }
 
 void cn_sigwait_open(lua_State *L) {
-  static const char *const waits[] = {"signal_park", NULL};
+  static const char *const waits[] = {"signal_park", "signal_wait", NULL};
   static const luaL_Reg funcs[] = {
     {"signal_park", s_park},
+    {"signal_wait", s_wait},
     {"signal_fire", s_fire},
     {"signal_seq", s_seq},
     {"signal_queued", s_queued},
     {"signal_passer", s_passer},
     {NULL, NULL}
   };
-  static const char *const keys[] = {&ents_key, &qs_key, &names_key, &nodes_key, NULL};
+  static const char *const keys[] = {&qs_key, &names_key, &nodes_key, NULL};
   sig_state *st;
   int i;
   luaL_checkstack(L, UP_COUNT_ + 1, NULL);
-  for (i = 0; keys[i] != NULL; i++) {
-    lua_newtable(L);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, keys[i]);
-  }
-  st = (sig_state *)lua_newuserdata(L, sizeof *st);
-  memset(st, 0, sizeof *st);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &state_key);
+  lua_pushboolean(L, 0);                       /* (the array's key, taken now) */
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &ents_key);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   lua_pushliteral(L, "args");
   lua_pushliteral(L, "by_one");
+  lua_pushliteral(L, "name");
+  st = (sig_state *)lua_newuserdata(L, sizeof *st);
+  memset(st, 0, sizeof *st);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &state_key);
+  for (i = 0; keys[i] != NULL; i++) {
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, keys[i]);
+  }
   luaL_setfuncs(L, funcs, UP_COUNT_ - 1);
   cn_lift_fields(L, -1, waits);
 }
