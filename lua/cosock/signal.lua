@@ -260,7 +260,12 @@ function m.wait(name, timeout)
   if name == nil or name ~= name then check_name("wait", name) end
   if timeout ~= nil then check_timeout("wait", timeout) end
   local args = signal_wait(name, timeout) -- parked directly (src/features/sigwait.c)
-  if args then return true, unpack(args, 1, args.n) end
+  if args then
+    local n = args.n -- (no call for the usual zero or one value)
+    if n == 1 then return true, args[1] end
+    if n == 0 then return true end
+    return true, unpack(args, 1, n)
+  end
   if args == nil then return nil, "timeout" end
   -- Not parked directly: a wait through the node of the calling coroutine.
   if not isyieldable() then

@@ -34,6 +34,7 @@
 
 typedef struct sig_queue {
   int head, tail, n;        /* slots, oldest first (-1: none) */
+  lua_Integer id;           /* unique among the queues ever made */
 } sig_queue;
 
 typedef struct sig_ent {
@@ -41,7 +42,9 @@ typedef struct sig_ent {
   sig_queue *q;             /* listed in q (NULL: not listed) */
   lua_Integer wid;          /* the wait it was listed for */
   lua_Integer seq;          /* when it began (signal_seq's counter) */
+  lua_Integer named;        /* the id of the queue whose name its own node has */
   unsigned char woken;      /* a signal woke it and it has not run since */
+  unsigned char by_one;     /* ... and that signal was one()'s */
   unsigned char own;        /* nodes[slot] is the slot's own node (signal_wait's) */
 } sig_ent;
 
@@ -49,19 +52,21 @@ typedef struct sig_state {
   sig_ent *ent;             /* cap entries, in the userdata at ents_key */
   int cap;
   lua_Integer seq;          /* the last number given to a wait */
+  lua_Integer queues;       /* the last id given to a queue */
 } sig_state;
 
-enum { UP_LOOP = 1, UP_ARGS, UP_BY_ONE, UP_NAME, UP_STATE, UP_QS, UP_NAMES, UP_NODES, UP_COUNT_ };
+enum { UP_LOOP = 1, UP_ARGS, UP_BY_ONE, UP_NAME, UP_STATE, UP_QS, UP_NAMES, UP_NODES, UP_ARGSOF,
+       UP_COUNT_ };
 #define UP(k) lua_upvalueindex(UP_##k)
 #define STATE(L) ((sig_state *)lua_touserdata(L, UP(STATE)))
 
 /* Registry keys: the state, its entry array, name -> queue, queue (a light
- * userdata) -> name, slot -> node (also the functions' upvalues: the hot
+ * userdata) -> name, slot -> node, slot + 1 -> a signal's arguments (also the functions' upvalues: the hot
  * paths read no registry), cosock/signal.lua's function that passes a
  * signal on when the task it woke is cancelled before it ran, and its
  * nodes' metatable. */
 static const char state_key = 0, ents_key = 0, qs_key = 0, names_key = 0, nodes_key = 0,
-                  passer_key = 0, mt_key = 0;
+                  argsof_key = 0, passer_key = 0, mt_key = 0;
 
 /* The state, or NULL before core.open "signal". */
 static sig_state *state_of(lua_State *L) {
@@ -72,9 +77,11 @@ static sig_state *state_of(lua_State *L) {
   return st;
 }
 
-/* Makes ent[slot] exist (may raise; changes nothing then). */
+/* Makes ent[slot] and argsof[slot + 1] exist (may raise; then ent is as it
+ * was). argsof's keys hold false while no signal's arguments wait there:
+ * setting one never allocates. */
 static void reserve(lua_State *L, sig_state *st, int slot) {
-  int cap = st->cap ? st->cap : 16;
+  int cap = st->cap ? st->cap : 16, i;
   sig_ent *e;
   if (slot < st->cap) return;
   while (cap <= slot) {
@@ -84,6 +91,10 @@ static void reserve(lua_State *L, sig_state *st, int slot) {
   e = (sig_ent *)lua_newuserdata(L, (size_t)cap * sizeof *e);
   if (st->cap) memcpy(e, st->ent, (size_t)st->cap * sizeof *e);
   memset(e + st->cap, 0, (size_t)(cap - st->cap) * sizeof *e);
+  for (i = st->cap; i < cap; i++) {
+    lua_pushboolean(L, 0);
+    lua_rawseti(L, UP(ARGSOF), i + 1);
+  }
   lua_rawsetp(L, LUA_REGISTRYINDEX, &ents_key); /* (an existing key: no allocation) */
   st->ent = e;
   st->cap = cap;
@@ -103,9 +114,9 @@ typedef struct sig_tabs {
 static const sig_tabs upvalue_tabs = {lua_upvalueindex(UP_QS), lua_upvalueindex(UP_NAMES),
                                       lua_upvalueindex(UP_NODES)};
 
-/* Takes q out of qs and names (it has no entry left). No allocation. */
+/* Takes q out of qs and names (it has no entry left). No allocation; the
+ * callers leave room for 3 values on the stack. */
 static void forget_queue(lua_State *L, const sig_tabs *tb, sig_queue *q) {
-  luaL_checkstack(L, 3, NULL);
   lua_rawgetp(L, tb->names, q);                /* name */
   lua_pushnil(L);
   lua_rawset(L, tb->qs);
@@ -127,10 +138,8 @@ static void unlink_ent(lua_State *L, const sig_tabs *tb, sig_state *st, int slot
 
 /* Pushes the queue of the name at idx and returns it, made when missing
  * (may raise; nothing listed then). */
-static sig_queue *push_queue(lua_State *L, int name) {
+static sig_queue *push_queue(lua_State *L, sig_state *st, int name) {
   sig_queue *q;
-  name = lua_absindex(L, name);
-  luaL_checkstack(L, 3, NULL);
   lua_pushvalue(L, name);
   lua_rawget(L, UP(QS));
   q = (sig_queue *)lua_touserdata(L, -1);
@@ -139,6 +148,7 @@ static sig_queue *push_queue(lua_State *L, int name) {
     q = (sig_queue *)lua_newuserdata(L, sizeof *q);
     q->head = q->tail = -1;
     q->n = 0;
+    q->id = ++st->queues;
     lua_pushvalue(L, name);
     lua_rawsetp(L, UP(NAMES), q);              /* names[q] = name first: */
     lua_pushvalue(L, name);                    /* a queue in qs always has its name */
@@ -168,15 +178,8 @@ static void list_ent(sig_state *st, sig_queue *q, int slot, lua_Integer wid, lua
 /* The wait of slot is over: out of its queue, and not woken any more. */
 static void wait_over(lua_State *L, sig_state *st, int slot) {
   if (slot < 0 || slot >= st->cap) return;
-  st->ent[slot].woken = 0;
+  st->ent[slot].woken = st->ent[slot].by_one = 0;
   unlink_ent(L, &upvalue_tabs, st, slot);
-}
-
-/* Sets node[UP(k)] = the value on top (popped): a field the node has. */
-static void set_field(lua_State *L, int node, int key) {
-  lua_pushvalue(L, key);
-  lua_insert(L, -2);
-  lua_rawset(L, node);
 }
 
 /* After signal_wait's wait: the signal's arguments (the packed table), nil
@@ -184,20 +187,17 @@ static void set_field(lua_State *L, int node, int key) {
  * then waits again through a node). */
 static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   cn_loop *lp = cn_loop_get(L);
+  sig_state *st = STATE(L);
   int slot = cn_current_slot(lp), timed_out = lua_type(L, -1) == LUA_TSTRING;
+  int woken = slot >= 0 && slot < st->cap && st->ent[slot].woken;
   (void)status;
   (void)ctx;
-  wait_over(L, STATE(L), slot);
-  lua_settop(L, 0);
-  lua_rawgeti(L, UP(NODES), slot);             /* 1: the node */
-  lua_pushvalue(L, UP(ARGS));
-  lua_rawget(L, 1);                            /* 2: its arguments */
-  if (lua_istable(L, 2)) {
-    lua_pushboolean(L, 0);
-    set_field(L, 1, UP(ARGS));
-    lua_pushboolean(L, 0);
-    set_field(L, 1, UP(BY_ONE));
-    return 1;
+  wait_over(L, st, slot);
+  if (woken) {
+    lua_rawgeti(L, UP(ARGSOF), slot + 1);      /* the signal's arguments */
+    lua_pushboolean(L, 0);                     /* (not kept alive) */
+    lua_rawseti(L, UP(ARGSOF), slot + 1);
+    if (lua_istable(L, -1)) return 1;
   }
   if (timed_out) {
     cn_cancel_point(L, lp);
@@ -213,7 +213,8 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
  * cannot park directly (then cosock/signal.lua waits through a node). The
  * task waits with its slot's own node (nodes[slot], made on its first wait:
  * the deadlock report names the signal from it, and a signal leaves its
- * arguments there; it becomes the first argument). */
+ * arguments there; it becomes the first argument, where metadata.c finds
+ * what a task waits on). */
 static int s_wait(lua_State *L) {
   CN_RESUMABLE(L);
   cn_loop *lp = cn_loop_get(L);
@@ -230,38 +231,42 @@ static int s_wait(lua_State *L) {
   }
   has_timeout = !lua_isnil(L, 2);
   if (has_timeout) timeout = luaL_checknumber(L, 2);
-  /* What may raise first: from cn_prepark to the yield nothing may raise. */
-  luaL_checkstack(L, 4, NULL);
+  /* What may raise first: from cn_prepark to the yield nothing may raise.
+   * (At most 6 values on the stack: within a C function's 20.) */
   reserve(L, st, slot);
+  q = push_queue(L, st, 1);                    /* 3: keeps it while parking */
   e = &st->ent[slot];
   if (!e->own || lua_rawgeti(L, UP(NODES), slot) != LUA_TTABLE) {
     if (e->own) lua_pop(L, 1);
-    lua_createtable(L, 0, 4);                  /* 3: every field, so that setting one never allocates */
+    lua_createtable(L, 0, 4);                  /* 4: every field, so that setting one never allocates */
     lua_pushvalue(L, UP(NAME));
     lua_pushvalue(L, 1);
-    lua_rawset(L, 3);
+    lua_rawset(L, 4);
     lua_pushvalue(L, UP(ARGS));
     lua_pushboolean(L, 0);
-    lua_rawset(L, 3);
+    lua_rawset(L, 4);
     lua_pushvalue(L, UP(BY_ONE));
     lua_pushboolean(L, 0);
-    lua_rawset(L, 3);
+    lua_rawset(L, 4);
     lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
-    lua_setmetatable(L, 3);
-    lua_pushvalue(L, 3);
+    lua_setmetatable(L, 4);
+    lua_pushvalue(L, 4);
     lua_rawseti(L, UP(NODES), slot);
-    st->ent[slot].own = 1;
-  } else {
+    e = &st->ent[slot];
+    e->own = 1;
+    e->named = q->id;
+  } else if (e->named != q->id) {              /* (the same queue: the same name) */
+    lua_pushvalue(L, UP(NAME));
     lua_pushvalue(L, 1);
-    set_field(L, 3, UP(NAME));
+    lua_rawset(L, 4);
+    e->named = q->id;
   }
-  if (st->ent[slot].woken) {                   /* (a wake that reset() cut short) */
-    st->ent[slot].woken = 0;
+  if (e->woken) {                              /* (a wake that reset() cut short) */
+    e->woken = e->by_one = 0;
     lua_pushboolean(L, 0);
-    set_field(L, 3, UP(ARGS));
+    lua_rawseti(L, UP(ARGSOF), slot + 1);
   }
-  lua_insert(L, 1);                            /* node, name, timeout: the node first, */
-  q = push_queue(L, 2);                        /* where metadata.c finds what a task waits on */
+  lua_insert(L, 1);                            /* node, name, timeout, q */
   unlink_ent(L, &upvalue_tabs, st, slot);      /* (one reset() left) */
   {
     cn_tmo tmo;
@@ -277,7 +282,6 @@ static int s_wait(lua_State *L) {
     return 1;
   }
   list_ent(st, q, slot, wid, ++st->seq);
-  lua_settop(L, 3);
   lua_pushvalue(L, 1);
   return cn_yieldk(L, 1, 0, wait_k);
 }
@@ -319,7 +323,7 @@ static int s_park(lua_State *L) {
     lua_pushvalue(L, 1);
     lua_rawseti(L, UP(NODES), slot);
     st->ent[slot].own = 0;
-    q = push_queue(L, 2);                      /* 4: keeps it while parking */
+    q = push_queue(L, st, 2);                  /* 4: keeps it while parking */
     unlink_ent(L, &upvalue_tabs, st, slot);    /* (one reset() left) */
   }
   {
@@ -364,7 +368,6 @@ static int s_fire(lua_State *L) {
   lua_Integer n = 0;
   sig_queue *q;
   lua_settop(L, 2);
-  luaL_checkstack(L, 6, NULL);
   lua_pushvalue(L, 1);
   lua_rawget(L, UP(QS));                       /* 3: the queue, kept while it runs */
   q = (sig_queue *)lua_touserdata(L, 3);
@@ -377,18 +380,21 @@ static int s_fire(lua_State *L) {
       t = NULL;
     unlink_ent(L, &upvalue_tabs, st, slot);
     if (t == NULL) continue;
-    if (lua_rawgeti(L, UP(NODES), slot) == LUA_TTABLE) { /* (fields the node has: no allocation) */
+    /* (keys that exist: no allocation) */
+    if (e->own) {                              /* signal_wait's: its arguments in argsof */
+      lua_pushvalue(L, 2);
+      lua_rawseti(L, UP(ARGSOF), slot + 1);
+    } else if (lua_rawgeti(L, UP(NODES), slot) == LUA_TTABLE) { /* signal_park's: in its node */
       lua_pushvalue(L, UP(ARGS));
       lua_pushvalue(L, 2);
       lua_rawset(L, -3);
-      if (one) {
-        lua_pushvalue(L, UP(BY_ONE));
-        lua_pushboolean(L, 1);
-        lua_rawset(L, -3);
-      }
+      lua_pop(L, 1);
+    } else {
+      lua_pop(L, 1);
     }
-    lua_pop(L, 1);
+    e = &st->ent[slot];
     e->woken = 1;
+    e->by_one = (unsigned char)one;
     n++;
     cn_deliver(L, lp, t, 0);
     if (one) break;
@@ -415,26 +421,40 @@ static int s_seq(lua_State *L) {
 }
 
 int cn_sigwait_cancelled(lua_State *L, int slot) {
-  int top = lua_gettop(L), status = LUA_OK;
+  int top = lua_gettop(L), status = LUA_OK, pass;
   sig_state *st = state_of(L);
+  sig_ent *e;
   sig_tabs tb;
   if (st == NULL || slot < 0 || slot >= st->cap) return LUA_OK;
-  luaL_checkstack(L, 6, NULL);
+  luaL_checkstack(L, 8, NULL);
   push_table(L, &qs_key);
   push_table(L, &names_key);
   push_table(L, &nodes_key);
+  push_table(L, &argsof_key);
   tb.qs = top + 1;
   tb.names = top + 2;
   tb.nodes = top + 3;
   unlink_ent(L, &tb, st, slot);
-  if (!st->ent[slot].woken) {
-    lua_settop(L, top);
-    return LUA_OK;
+  e = &st->ent[slot];
+  pass = e->woken && e->by_one;                /* (all()'s signal reached the others) */
+  e->woken = e->by_one = 0;
+  if (lua_rawgeti(L, tb.nodes, slot) != LUA_TTABLE) pass = 0; /* top + 5: the node */
+  if (e->own) {                                /* its arguments: in argsof (not kept alive) */
+    lua_rawgeti(L, top + 4, slot + 1);
+    lua_pushboolean(L, 0);
+    lua_rawseti(L, top + 4, slot + 1);
+    if (pass) {
+      lua_pushliteral(L, "args");              /* node.args = them (a field it has) */
+      lua_insert(L, -2);
+      lua_rawset(L, top + 5);
+    }
   }
-  st->ent[slot].woken = 0;
-  if (lua_rawgeti(L, tb.nodes, slot) == LUA_TTABLE &&
-      lua_rawgetp(L, LUA_REGISTRYINDEX, &passer_key) == LUA_TFUNCTION) {
-    lua_insert(L, -2);                         /* passer, node */
+  if (pass && lua_rawgetp(L, LUA_REGISTRYINDEX, &passer_key) == LUA_TFUNCTION) {
+    lua_settop(L, top + 6);
+    lua_pushliteral(L, "by_one");              /* node.by_one = true (a field it has) */
+    lua_pushboolean(L, 1);
+    lua_rawset(L, top + 5);
+    lua_pushvalue(L, top + 5);                 /* passer, node */
     status = lua_pcall(L, 1, 0, 0);
     if (status != LUA_OK) {
       lua_replace(L, top + 1);
@@ -469,7 +489,7 @@ void cn_sigwait_open(lua_State *L) {
     {"signal_passer", s_passer},
     {NULL, NULL}
   };
-  static const char *const keys[] = {&qs_key, &names_key, &nodes_key, NULL};
+  static const char *const keys[] = {&qs_key, &names_key, &nodes_key, &argsof_key, NULL};
   sig_state *st;
   int i;
   luaL_checkstack(L, UP_COUNT_ + 1, NULL);
