@@ -53,6 +53,7 @@ typedef struct sig_state {
   int cap;
   lua_Integer seq;          /* the last number given to a wait */
   lua_Integer queues;       /* the last id given to a queue */
+  int nq, empty;            /* queues in qs, and how many of them have no entry */
 } sig_state;
 
 enum { UP_LOOP = 1, UP_ARGS, UP_BY_ONE, UP_NAME, UP_STATE, UP_QS, UP_NAMES, UP_NODES, UP_ARGSOF,
@@ -105,27 +106,8 @@ static void push_table(lua_State *L, const char *key) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, key);
 }
 
-/* Where the tables are: upvalues in this file's functions, the registry
- * elsewhere (tabs_of). */
-typedef struct sig_tabs {
-  int qs, names, nodes;
-} sig_tabs;
-
-static const sig_tabs upvalue_tabs = {lua_upvalueindex(UP_QS), lua_upvalueindex(UP_NAMES),
-                                      lua_upvalueindex(UP_NODES)};
-
-/* Takes q out of qs and names (it has no entry left). No allocation; the
- * callers leave room for 3 values on the stack. */
-static void forget_queue(lua_State *L, const sig_tabs *tb, sig_queue *q) {
-  lua_rawgetp(L, tb->names, q);                /* name */
-  lua_pushnil(L);
-  lua_rawset(L, tb->qs);
-  lua_pushnil(L);
-  lua_rawsetp(L, tb->names, q);
-}
-
-/* Takes ent[slot] out of its queue; the queue goes with its last entry. */
-static void unlink_ent(lua_State *L, const sig_tabs *tb, sig_state *st, int slot) {
+/* Takes ent[slot] out of its queue. No allocation. */
+static void unlink_ent(sig_state *st, int slot) {
   sig_ent *e = &st->ent[slot];
   sig_queue *q = e->q;
   if (q == NULL) return;
@@ -133,11 +115,30 @@ static void unlink_ent(lua_State *L, const sig_tabs *tb, sig_state *st, int slot
   if (e->next >= 0) st->ent[e->next].prev = e->prev; else q->tail = e->prev;
   e->q = NULL;
   e->prev = e->next = -1;
-  if (--q->n == 0) forget_queue(L, tb, q);
+  if (--q->n == 0) st->empty++;
+}
+
+/* Drops the queues without entries from qs and names. No allocation. */
+static void drop_empty(lua_State *L, sig_state *st) {
+  lua_pushnil(L);
+  while (lua_next(L, UP(QS))) {                /* name, queue */
+    sig_queue *q = (sig_queue *)lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (q == NULL || q->n > 0) continue;
+    lua_pushnil(L);
+    lua_rawsetp(L, UP(NAMES), q);
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, UP(QS));                     /* (an existing key: allowed while traversing) */
+    st->nq--;
+    st->empty--;
+  }
 }
 
 /* Pushes the queue of the name at idx and returns it, made when missing
- * (may raise; nothing listed then). */
+ * (may raise; nothing listed then). A queue stays when its last entry
+ * leaves (a name waited on again and again keeps its queue, and its waiters'
+ * nodes their name); the empty ones go once they outnumber the others. */
 static sig_queue *push_queue(lua_State *L, sig_state *st, int name) {
   sig_queue *q;
   lua_pushvalue(L, name);
@@ -145,6 +146,7 @@ static sig_queue *push_queue(lua_State *L, sig_state *st, int name) {
   q = (sig_queue *)lua_touserdata(L, -1);
   if (q == NULL) {
     lua_pop(L, 1);
+    if (st->empty > 64 && st->empty * 2 > st->nq) drop_empty(L, st);
     q = (sig_queue *)lua_newuserdata(L, sizeof *q);
     q->head = q->tail = -1;
     q->n = 0;
@@ -154,6 +156,8 @@ static sig_queue *push_queue(lua_State *L, sig_state *st, int name) {
     lua_pushvalue(L, name);                    /* a queue in qs always has its name */
     lua_pushvalue(L, -2);
     lua_rawset(L, UP(QS));
+    st->nq++;
+    st->empty++;
   }
   return q;
 }
@@ -172,14 +176,14 @@ static void list_ent(sig_state *st, sig_queue *q, int slot, lua_Integer wid, lua
   e->next = p >= 0 ? st->ent[p].next : q->head;
   if (p >= 0) st->ent[p].next = slot; else q->head = slot;
   if (e->next >= 0) st->ent[e->next].prev = slot; else q->tail = slot;
-  q->n++;
+  if (q->n++ == 0) st->empty--;
 }
 
 /* The wait of slot is over: out of its queue, and not woken any more. */
-static void wait_over(lua_State *L, sig_state *st, int slot) {
+static void wait_over(sig_state *st, int slot) {
   if (slot < 0 || slot >= st->cap) return;
   st->ent[slot].woken = st->ent[slot].by_one = 0;
-  unlink_ent(L, &upvalue_tabs, st, slot);
+  unlink_ent(st, slot);
 }
 
 /* After signal_wait's wait: the signal's arguments (the packed table), nil
@@ -192,7 +196,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   int woken = slot >= 0 && slot < st->cap && st->ent[slot].woken;
   (void)status;
   (void)ctx;
-  wait_over(L, st, slot);
+  wait_over(st, slot);
   if (woken) {
     lua_rawgeti(L, UP(ARGSOF), slot + 1);      /* the signal's arguments */
     lua_pushboolean(L, 0);                     /* (not kept alive) */
@@ -267,7 +271,7 @@ static int s_wait(lua_State *L) {
     lua_rawseti(L, UP(ARGSOF), slot + 1);
   }
   lua_insert(L, 1);                            /* node, name, timeout, q */
-  unlink_ent(L, &upvalue_tabs, st, slot);      /* (one reset() left) */
+  unlink_ent(st, slot);      /* (one reset() left) */
   {
     cn_tmo tmo;
     tmo.set = (unsigned char)has_timeout;
@@ -277,7 +281,6 @@ static int s_wait(lua_State *L) {
     wid = cn_prepark(L, lp, K_RECV, &tmo, 0);
   }
   if (wid == 0) {
-    if (q->n == 0) forget_queue(L, &upvalue_tabs, q);
     lua_pushboolean(L, 0);
     return 1;
   }
@@ -292,7 +295,7 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
   cn_loop *lp = cn_loop_get(L);
   (void)status;
   (void)ctx;
-  wait_over(L, STATE(L), cn_current_slot(lp));
+  wait_over(STATE(L), cn_current_slot(lp));
   if (lua_type(L, -1) == LUA_TSTRING) cn_cancel_point(L, lp); /* "timeout" */
   return lua_gettop(L) - 3;
 }
@@ -324,7 +327,7 @@ static int s_park(lua_State *L) {
     lua_rawseti(L, UP(NODES), slot);
     st->ent[slot].own = 0;
     q = push_queue(L, st, 2);                  /* 4: keeps it while parking */
-    unlink_ent(L, &upvalue_tabs, st, slot);    /* (one reset() left) */
+    unlink_ent(st, slot);    /* (one reset() left) */
   }
   {
     cn_tmo tmo;
@@ -340,7 +343,6 @@ static int s_park(lua_State *L) {
     lua_pushvalue(L, 1);
     return cn_yieldk(L, 1, 0, park_k);
   }
-  if (q != NULL && q->n == 0) forget_queue(L, &upvalue_tabs, q);
   lua_settop(L, 3);
   lua_createtable(L, 1, 0);                    /* recvt */
   lua_pushvalue(L, 1);
@@ -378,7 +380,7 @@ static int s_fire(lua_State *L) {
     t = cn_task_get(lp, slot);
     if (t != NULL && (t->waitid != e->wid || !t->bare || t->state != T_PARKED || t->timed_out))
       t = NULL;
-    unlink_ent(L, &upvalue_tabs, st, slot);
+    unlink_ent(st, slot);
     if (t == NULL) continue;
     /* (keys that exist: no allocation) */
     if (e->own) {                              /* signal_wait's: its arguments in argsof */
@@ -406,8 +408,11 @@ static int s_fire(lua_State *L) {
 /* signal_queued(name) -> whether waits of name are parked here (some may
  * have ended: signal_fire skips them). */
 static int s_queued(lua_State *L) {
+  sig_queue *q;
   lua_settop(L, 1);
-  lua_pushboolean(L, lua_rawget(L, UP(QS)) != LUA_TNIL);
+  lua_rawget(L, UP(QS));
+  q = (sig_queue *)lua_touserdata(L, 1);
+  lua_pushboolean(L, q != NULL && q->n > 0);
   return 1;
 }
 
@@ -424,37 +429,33 @@ int cn_sigwait_cancelled(lua_State *L, int slot) {
   int top = lua_gettop(L), status = LUA_OK, pass;
   sig_state *st = state_of(L);
   sig_ent *e;
-  sig_tabs tb;
   if (st == NULL || slot < 0 || slot >= st->cap) return LUA_OK;
-  luaL_checkstack(L, 8, NULL);
-  push_table(L, &qs_key);
-  push_table(L, &names_key);
-  push_table(L, &nodes_key);
-  push_table(L, &argsof_key);
-  tb.qs = top + 1;
-  tb.names = top + 2;
-  tb.nodes = top + 3;
-  unlink_ent(L, &tb, st, slot);
+  luaL_checkstack(L, 6, NULL);
+  push_table(L, &nodes_key);                   /* top + 1 */
+  push_table(L, &argsof_key);                  /* top + 2 */
+  unlink_ent(st, slot);
   e = &st->ent[slot];
   pass = e->woken && e->by_one;                /* (all()'s signal reached the others) */
   e->woken = e->by_one = 0;
-  if (lua_rawgeti(L, tb.nodes, slot) != LUA_TTABLE) pass = 0; /* top + 5: the node */
+  if (lua_rawgeti(L, top + 1, slot) != LUA_TTABLE) pass = 0; /* top + 3: the node */
   if (e->own) {                                /* its arguments: in argsof (not kept alive) */
-    lua_rawgeti(L, top + 4, slot + 1);
+    lua_rawgeti(L, top + 2, slot + 1);
     lua_pushboolean(L, 0);
-    lua_rawseti(L, top + 4, slot + 1);
+    lua_rawseti(L, top + 2, slot + 1);
     if (pass) {
       lua_pushliteral(L, "args");              /* node.args = them (a field it has) */
       lua_insert(L, -2);
-      lua_rawset(L, top + 5);
+      lua_rawset(L, top + 3);
     }
   }
-  if (pass && lua_rawgetp(L, LUA_REGISTRYINDEX, &passer_key) == LUA_TFUNCTION) {
-    lua_settop(L, top + 6);
+  lua_settop(L, top + 3);
+  if (pass) {
     lua_pushliteral(L, "by_one");              /* node.by_one = true (a field it has) */
     lua_pushboolean(L, 1);
-    lua_rawset(L, top + 5);
-    lua_pushvalue(L, top + 5);                 /* passer, node */
+    lua_rawset(L, top + 3);
+  }
+  if (pass && lua_rawgetp(L, LUA_REGISTRYINDEX, &passer_key) == LUA_TFUNCTION) {
+    lua_pushvalue(L, top + 3);                 /* passer, node */
     status = lua_pcall(L, 1, 0, 0);
     if (status != LUA_OK) {
       lua_replace(L, top + 1);
