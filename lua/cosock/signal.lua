@@ -259,7 +259,7 @@ function m.wait(name, timeout)
   -- (the checks call out only to raise: this is the fan-out's hot path)
   if name == nil or name ~= name then check_name("wait", name) end
   if timeout ~= nil then check_timeout("wait", timeout) end
-  local args = signal_wait(name, timeout) -- parked directly (src/features/sigwait.c)
+  local args = signal_wait(nil, name, timeout) -- parked directly (src/features/sigwait.c)
   if args then
     local n = args.n -- (no call for the usual zero or one value)
     if n == 1 then return true, args[1] end

@@ -212,13 +212,12 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   return 1;
 }
 
-/* signal_wait(name, timeout) -> the signal's arguments (the packed table),
- * or nil after the timeout (nil: none); false, at once, where the task
- * cannot park directly (then cosock/signal.lua waits through a node). The
- * task waits with its slot's own node (nodes[slot], made on its first wait:
- * the deadlock report names the signal from it, and a signal leaves its
- * arguments there; it becomes the first argument, where metadata.c finds
- * what a task waits on). */
+/* signal_wait(nil, name, timeout) -> the signal's arguments (the packed
+ * table), or nil after the timeout (nil: none); false, at once, where the
+ * task cannot park directly (then cosock/signal.lua waits through a node).
+ * The task waits with its slot's own node (nodes[slot], made on its first
+ * wait), put in the place of the first argument: metadata.c finds what a
+ * task waits on there, and the deadlock report names the signal from it. */
 static int s_wait(lua_State *L) {
   CN_RESUMABLE(L);
   cn_loop *lp = cn_loop_get(L);
@@ -228,41 +227,41 @@ static int s_wait(lua_State *L) {
   int slot = cn_current_slot(lp), has_timeout;
   double timeout = 0;
   lua_Integer wid;
-  lua_settop(L, 2);
+  lua_settop(L, 3);
   if (slot < 0 || !cn_isyieldable(L)) {
     lua_pushboolean(L, 0);
     return 1;
   }
-  has_timeout = !lua_isnil(L, 2);
-  if (has_timeout) timeout = luaL_checknumber(L, 2);
+  has_timeout = !lua_isnil(L, 3);
+  if (has_timeout) timeout = luaL_checknumber(L, 3);
   /* What may raise first: from cn_prepark to the yield nothing may raise.
    * (At most 6 values on the stack: within a C function's 20.) */
   reserve(L, st, slot);
-  q = push_queue(L, st, 1);                    /* 3: keeps it while parking */
+  q = push_queue(L, st, 2);                    /* 4: keeps it while parking */
   e = &st->ent[slot];
   if (!e->own || lua_rawgeti(L, UP(NODES), slot) != LUA_TTABLE) {
     if (e->own) lua_pop(L, 1);
-    lua_createtable(L, 0, 4);                  /* 4: every field, so that setting one never allocates */
+    lua_createtable(L, 0, 4);                  /* 5: every field, so that setting one never allocates */
     lua_pushvalue(L, UP(NAME));
-    lua_pushvalue(L, 1);
-    lua_rawset(L, 4);
+    lua_pushvalue(L, 2);
+    lua_rawset(L, 5);
     lua_pushvalue(L, UP(ARGS));
     lua_pushboolean(L, 0);
-    lua_rawset(L, 4);
+    lua_rawset(L, 5);
     lua_pushvalue(L, UP(BY_ONE));
     lua_pushboolean(L, 0);
-    lua_rawset(L, 4);
+    lua_rawset(L, 5);
     lua_rawgetp(L, LUA_REGISTRYINDEX, &mt_key);
-    lua_setmetatable(L, 4);
-    lua_pushvalue(L, 4);
+    lua_setmetatable(L, 5);
+    lua_pushvalue(L, 5);
     lua_rawseti(L, UP(NODES), slot);
     e = &st->ent[slot];
     e->own = 1;
     e->named = q->id;
   } else if (e->named != q->id) {              /* (the same queue: the same name) */
     lua_pushvalue(L, UP(NAME));
-    lua_pushvalue(L, 1);
-    lua_rawset(L, 4);
+    lua_pushvalue(L, 2);
+    lua_rawset(L, 5);
     e->named = q->id;
   }
   if (e->woken) {                              /* (a wake that reset() cut short) */
@@ -270,7 +269,7 @@ static int s_wait(lua_State *L) {
     lua_pushboolean(L, 0);
     lua_rawseti(L, UP(ARGSOF), slot + 1);
   }
-  lua_insert(L, 1);                            /* node, name, timeout, q */
+  lua_replace(L, 1);                           /* node, name, timeout, q */
   unlink_ent(st, slot);      /* (one reset() left) */
   {
     cn_tmo tmo;
