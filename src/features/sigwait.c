@@ -43,12 +43,14 @@ typedef struct sig_ent {
   lua_Integer wid;          /* the wait it was listed for */
   lua_Integer seq;          /* when it began (signal_seq's counter) */
   lua_Integer named;        /* the id of the queue whose name its own node has */
+  unsigned epoch;           /* the loop's reset epoch when a signal woke it */
   unsigned char woken;      /* a signal woke it and it has not run since */
   unsigned char by_one;     /* ... and that signal was one()'s */
   unsigned char own;        /* nodes[slot] is the slot's own node (signal_wait's) */
 } sig_ent;
 
 typedef struct sig_state {
+  cn_loop *lp;
   sig_ent *ent;             /* cap entries, in the userdata at ents_key */
   int cap;
   lua_Integer seq;          /* the last number given to a wait */
@@ -396,6 +398,7 @@ static int s_fire(lua_State *L) {
     e = &st->ent[slot];
     e->woken = 1;
     e->by_one = (unsigned char)one;
+    e->epoch = lp->tasks.epoch;
     n++;
     cn_deliver(L, lp, t, 0);
     if (one) break;
@@ -434,7 +437,9 @@ int cn_sigwait_cancelled(lua_State *L, int slot) {
   push_table(L, &argsof_key);                  /* top + 2 */
   unlink_ent(st, slot);
   e = &st->ent[slot];
-  pass = e->woken && e->by_one;                /* (all()'s signal reached the others) */
+  /* (all()'s signal reached the others; a wake from before a reset() is
+   * forgotten with its task) */
+  pass = e->woken && e->by_one && e->epoch == st->lp->tasks.epoch;
   e->woken = e->by_one = 0;
   if (lua_rawgeti(L, top + 1, slot) != LUA_TTABLE) pass = 0; /* top + 3: the node */
   if (e->own) {                                /* its arguments: in argsof (not kept alive) */
@@ -501,6 +506,7 @@ void cn_sigwait_open(lua_State *L) {
   lua_pushliteral(L, "name");
   st = (sig_state *)lua_newuserdata(L, sizeof *st);
   memset(st, 0, sizeof *st);
+  st->lp = (cn_loop *)lua_touserdata(L, -5);   /* (the loop, pushed above) */
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &state_key);
   for (i = 0; keys[i] != NULL; i++) {
