@@ -226,14 +226,18 @@ static int s_wait(lua_State *L) {
   sig_state *st = STATE(L);
   sig_queue *q;
   sig_ent *e;
-  int slot = cn_current_slot(lp), has_timeout;
+  cn_task *t = cn_own_task(lp, L);
+  int slot, has_timeout;
   double timeout = 0;
   lua_Integer wid;
   lua_settop(L, 3);
-  if (slot < 0 || !cn_isyieldable(L)) {
+  /* (cn_prepark's own conditions, first: where it cannot park the task
+   * directly, nothing is made for a wait that goes through a node) */
+  if (!CN_KNOWS_YIELDABLE || t == NULL || !cn_isyieldable(L)) {
     lua_pushboolean(L, 0);
     return 1;
   }
+  slot = t->slot;
   has_timeout = !lua_isnil(L, 3);
   if (has_timeout) timeout = luaL_checknumber(L, 3);
   /* What may raise first: from cn_prepark to the yield nothing may raise.
