@@ -50,7 +50,7 @@ typedef struct sig_ent {
 } sig_ent;
 
 typedef struct sig_state {
-  cn_loop *lp;
+  cn_loop *lp;              /* (the functions' upvalue too: one lookup fewer) */
   sig_ent *ent;             /* cap entries, in the userdata at ents_key */
   int cap;
   lua_Integer seq;          /* the last number given to a wait */
@@ -192,8 +192,8 @@ static void wait_over(sig_state *st, int slot) {
  * after the timeout, or false for a wake without either (cosock/signal.lua
  * then waits again through a node). */
 static int wait_k(lua_State *L, int status, lua_KContext ctx) {
-  cn_loop *lp = cn_loop_get(L);
   sig_state *st = STATE(L);
+  cn_loop *lp = st->lp;
   int slot = cn_current_slot(lp), timed_out = lua_type(L, -1) == LUA_TSTRING;
   int woken = slot >= 0 && slot < st->cap && st->ent[slot].woken;
   (void)status;
@@ -222,8 +222,8 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
  * task waits on there, and the deadlock report names the signal from it. */
 static int s_wait(lua_State *L) {
   CN_RESUMABLE(L);
-  cn_loop *lp = cn_loop_get(L);
   sig_state *st = STATE(L);
+  cn_loop *lp = st->lp;
   sig_queue *q;
   sig_ent *e;
   cn_task *t = cn_own_task(lp, L);
@@ -311,8 +311,8 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
  * on() waiter's, listed when it was made); else it goes last. */
 static int s_park(lua_State *L) {
   CN_RESUMABLE(L);
-  cn_loop *lp = cn_loop_get(L);
   sig_state *st = STATE(L);
+  cn_loop *lp = st->lp;
   sig_queue *q = NULL;
   int has_timeout, has_seq, slot = cn_current_slot(lp);
   lua_Integer seq = 0;
@@ -366,8 +366,8 @@ static int s_park(lua_State *L) {
  * leaves its queue before its wake: should a wake raise (memory), the rest
  * stay listed. */
 static int s_fire(lua_State *L) {
-  cn_loop *lp = cn_loop_get(L);
   sig_state *st = STATE(L);
+  cn_loop *lp = st->lp;
   int has_before = !lua_isnoneornil(L, 3), has_limit = !lua_isnoneornil(L, 4);
   int one = lua_toboolean(L, 5), slot;
   lua_Integer before = has_before ? luaL_checkinteger(L, 3) : 0;
