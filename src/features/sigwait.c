@@ -188,6 +188,17 @@ static void wait_over(sig_state *st, int slot) {
   unlink_ent(st, slot);
 }
 
+/* cn_prepark for a wait that only a signal or the timeout (has_timeout:
+ * timeout seconds) ends. */
+static lua_Integer prepark(lua_State *L, cn_loop *lp, int has_timeout, double timeout) {
+  cn_tmo tmo;
+  tmo.set = (unsigned char)has_timeout;
+  tmo.is_int = 0;
+  tmo.ival = 0;
+  tmo.secs = timeout;
+  return cn_prepark(L, lp, K_RECV, &tmo, 0);
+}
+
 /* After signal_wait's wait: the signal's arguments (the packed table), nil
  * after the timeout, or false for a wake without either (cosock/signal.lua
  * then waits again through a node). */
@@ -276,15 +287,8 @@ static int s_wait(lua_State *L) {
     lua_rawseti(L, UP(ARGSOF), slot + 1);
   }
   lua_replace(L, 1);                           /* node, name, timeout, q */
-  unlink_ent(st, slot);      /* (one reset() left) */
-  {
-    cn_tmo tmo;
-    tmo.set = (unsigned char)has_timeout;
-    tmo.is_int = 0;
-    tmo.ival = 0;
-    tmo.secs = timeout;
-    wid = cn_prepark(L, lp, K_RECV, &tmo, 0);
-  }
+  unlink_ent(st, slot);                        /* (one reset() left) */
+  wid = prepark(L, lp, has_timeout, timeout);
   if (wid == 0) {
     lua_pushboolean(L, 0);
     return 1;
@@ -332,16 +336,9 @@ static int s_park(lua_State *L) {
     lua_rawseti(L, UP(NODES), slot);
     st->ent[slot].own = 0;
     q = push_queue(L, st, 2);                  /* 4: keeps it while parking */
-    unlink_ent(st, slot);    /* (one reset() left) */
+    unlink_ent(st, slot);                      /* (one reset() left) */
   }
-  {
-    cn_tmo tmo;
-    tmo.set = (unsigned char)has_timeout;
-    tmo.is_int = 0;
-    tmo.ival = 0;
-    tmo.secs = timeout;
-    wid = cn_prepark(L, lp, K_RECV, &tmo, 0);
-  }
+  wid = prepark(L, lp, has_timeout, timeout);
   if (wid != 0 && q != NULL) {
     list_ent(st, q, slot, wid, has_seq ? seq : ++st->seq);
     lua_settop(L, 3);
