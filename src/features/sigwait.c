@@ -329,8 +329,10 @@ static int s_park(lua_State *L) {
   has_timeout = !lua_isnil(L, 3);
   if (has_timeout) timeout = luaL_checknumber(L, 3);
   /* What may raise first: from cn_prepark to the yield nothing may raise,
-   * or the loop would take a later yield for this one. */
-  if (slot >= 0 && cn_isyieldable(L)) {
+   * or the loop would take a later yield for this one. (Only where
+   * cn_prepark can park the task directly: elsewhere the node is listed in
+   * Lua, by its setwaker.) */
+  if (CN_KNOWS_YIELDABLE && cn_own_task(lp, L) != NULL && cn_isyieldable(L)) {
     reserve(L, st, slot);
     lua_pushvalue(L, 1);
     lua_rawseti(L, UP(NODES), slot);
