@@ -379,6 +379,24 @@ describe("cosock.signal", function()
       assert.equal("left", r)
     end)
 
+    it("wakes in the order the waits began, whichever way each waits", function()
+      local log = {}
+      cosock.spawn(function() signal.wait("o"); log[#log + 1] = "a" end)
+      cosock.spawn(function() signal.on("o", function() log[#log + 1] = "b" end) end)
+      cosock.spawn(function()
+        local co = coroutine.wrap(function() signal.wait("o"); return "done" end)
+        local v = co()
+        while v ~= "done" do v = co(coroutine.yield(v)) end
+        log[#log + 1] = "c"
+      end)
+      cosock.spawn(function() signal.wait("o"); log[#log + 1] = "d" end)
+      local n
+      cosock.spawn(function() L.pass(); L.pass(); n = signal.all("o") end)
+      cosock.run()
+      assert.equal(4, n)
+      assert.same({ "a", "b", "c", "d" }, log)
+    end)
+
     it("may be called outside a task", function()
       local n = 0
       for _ = 1, 3 do cosock.spawn(function() signal.wait("o"); n = n + 1 end) end

@@ -9,17 +9,19 @@
 ---
 --- A name is any value but nil and NaN. A signal nobody waits for is lost.
 ---
---- Each waiter is a node of its name's list, oldest first. The waiting task
---- parks in C (core.signal_park, src/sigwait.c) with a ticket on its node,
---- and a signal stores its arguments in the node and wakes the task through
---- the ticket (core.signal_wake), which says whether the wait still goes on:
---- a node whose wait ended otherwise (a timeout not yet seen by its task, a
---- cancel, reset) is skipped and not counted. A task that times out takes its
---- node out itself; the nodes of cancelled tasks are dropped when a signal
+--- A waiting task parks in C (core.signal_park, src/features/sigwait.c),
+--- which lists its wait in its name's queue there; a signal (core.signal_fire)
+--- wakes the queue's tasks in C, storing its arguments in each one's node
+--- (the table it waits with). Where the task forwards its yields from a
+--- coroutine (and on Lua 5.1 and 5.2) the node is waited on through the
+--- waker protocol (setwaker) instead and listed here, in its name's list,
+--- oldest first. Both number their waits from one counter (core.signal_seq),
+--- and a signal wakes the two in that order. A node whose wait ended
+--- otherwise (a timeout not yet seen by its task, a cancel, reset) is skipped
+--- and not counted; the nodes of cancelled tasks are dropped when a signal
 --- passes them, or when their list has doubled since it was last swept. So a
---- signal costs work for the nodes of its own name only, and waiting costs
---- nothing per pass. Where the task forwards its yields from a coroutine, the
---- node is waited on through the waker protocol (setwaker) instead.
+--- signal costs work for its own name's waiters only, and waiting costs
+--- nothing per pass.
 
 local type, error, tostring, setmetatable = type, error, tostring, setmetatable
 local compat = require "cosock.compat"
@@ -29,7 +31,8 @@ local pack, unpack = compat.pack, compat.unpack
 local core = require "cosock.core"
 core.open "signal" -- (its C functions: added to cosock.core on first use)
 local spawn, monotime, waker_stale = core.spawn, core.monotime, core.waker_stale
-local signal_park, signal_wake, signal_ticket = core.signal_park, core.signal_wake, core.signal_ticket
+local signal_park, signal_fire, signal_seq = core.signal_park, core.signal_fire, core.signal_seq
+local signal_queued, signal_wait = core.signal_queued, core.signal_wait
 local signal_passer, current_task = core.signal_passer, core.current_task
 
 local m = {}
@@ -74,7 +77,7 @@ local function new_node(name)
     name = name,
     list = false,       -- the list it is linked in
     prev = false, next = false,
-    wslot = -1, wid = 0, -- the ticket of its task's wait (src/sigwait.c)
+    seq = 0,            -- its place in the order of waits (signal_seq)
     waker = false,      -- the loop's waker, when waited on through setwaker
     args = false,       -- the signal's arguments once signalled (packed)
     by_one = false,     -- they came from one(): passed on should the task never run
@@ -85,7 +88,6 @@ end
 
 -- True while a signal would reach the node's task.
 local function waiting(node)
-  if node.wid ~= 0 then return signal_ticket(node) end
   local w = node.waker
   if w then return not waker_stale(w) end
   local h = node.handle -- on(): its task has not waited yet
@@ -160,6 +162,7 @@ local function link(node)
   if t then t.next = node else l.head = node end
   l.tail = node
   l.n = l.n + 1
+  node.seq = signal_seq()
 end
 
 --- node:setwaker("recvr", fn): the waker protocol, for a node waited on from
@@ -187,11 +190,6 @@ end
 -- Gives the node the signal's arguments and wakes its task; false (and
 -- nothing done) when no signal would reach it any more.
 local function deliver(node, args)
-  if node.wid ~= 0 then
-    if not signal_wake(node) then return false end
-    node.args = args
-    return true
-  end
   local w = node.waker
   if w then
     if waker_stale(w) then return false end
@@ -212,10 +210,9 @@ end
 local function wait_node(node, timeout)
   local deadline = timeout and monotime() + timeout
   while true do
-    -- (out of its list after a wake without a signal's arguments: one that
-    -- an error stopped between the two; the wait goes on, listed again)
-    if not node.list and not node.args then link(node) end
-    local _, _, err = signal_park(node, timeout)
+    -- (an on() waiter's node is listed from the start: its wait keeps
+    -- that place)
+    local _, _, err = signal_park(node, node.name, timeout, node.list and node.seq or nil)
     local args = node.args
     if args then return args end
     if err == "timeout" then
@@ -262,15 +259,23 @@ function m.wait(name, timeout)
   -- (the checks call out only to raise: this is the fan-out's hot path)
   if name == nil or name ~= name then check_name("wait", name) end
   if timeout ~= nil then check_timeout("wait", timeout) end
+  local args = signal_wait(nil, name, timeout) -- parked directly (src/features/sigwait.c)
+  if args then
+    local n = args.n -- (no call for the usual zero or one value)
+    if n == 1 then return true, args[1] end
+    if n == 0 then return true end
+    return true, unpack(args, 1, n)
+  end
+  if args == nil then return nil, "timeout" end
+  -- Not parked directly: a wait through the node of the calling coroutine.
   if not isyieldable() then
     error("signal.wait: only a task can wait (called outside a task)", 2)
   end
   local node = reusable(name)
   task_of[node] = current_task()
-  link(node)
   local args
   if timeout == nil then -- no timeout: nothing but a signal ends the wait
-    signal_park(node)
+    signal_park(node, name)
     args = node.args
     if not args then args = wait_node(node) end
   else
@@ -285,13 +290,17 @@ end
 --- arguments ..., 0 when nobody waits (the signal is lost).
 function m.one(name, ...)
   check_name("one", name)
-  local l = lists[name]
-  if l == nil then return 0 end
+  if lists[name] == nil and not signal_queued(name) then return 0 end
   local args = pack(...)
-  -- (woken first, then out of the list: an error in between leaves a node
-  -- that no signal reaches any more, which the next one drops)
-  while l.head do
-    local node = l.head
+  -- The oldest of the two lists' first waiters (signal_fire: the parked
+  -- ones). A node is woken first, then out of the list: an error in
+  -- between leaves a node that no signal reaches any more, which the next
+  -- one drops.
+  while true do
+    local l = lists[name]
+    local node = l and l.head
+    if signal_fire(name, args, node and node.seq or nil, nil, true) == 1 then return 1 end
+    if not node then return 0 end
     local woke = deliver(node, args)
     unlink(node)
     if woke then
@@ -299,7 +308,6 @@ function m.one(name, ...)
       return 1
     end
   end
-  return 0
 end
 
 -- A task that one() woke and that is cancelled before it ran: the signal
@@ -311,7 +319,7 @@ function M.pass_on(node)
   node.args, node.by_one = false, false
   m.one(node.name, unpack(args, 1, args.n))
 end
-signal_passer(M.pass_on)
+signal_passer(M.pass_on, node_mt)
 
 --- all(name, ...) -> how many waiters of name it woke, each with the
 --- arguments ... (the same values). Waiters that start waiting while it runs
@@ -319,25 +327,23 @@ signal_passer(M.pass_on)
 function m.all(name, ...)
   check_name("all", name)
   local l = lists[name]
-  if l == nil then return 0 end
+  if l == nil then -- (only parked waiters: the fan-out's hot path)
+    if not signal_queued(name) then return 0 end
+    return signal_fire(name, pack(...))
+  end
   local args = pack(...)
-  -- Each node leaves the list only once it has been woken, so that an error
-  -- part-way (memory, the watchdog's interrupt) leaves the rest listed for
-  -- the next signal. Nodes that join meanwhile wait for the next signal.
-  local n, last = 0, l.tail
+  -- The two lists in the order their waits began, up to limit: waits that
+  -- begin meanwhile wait for the next signal. Each node leaves the list only
+  -- once it has been woken, so that an error part-way (memory, the
+  -- watchdog's interrupt) leaves the rest listed for the next signal.
+  local n, limit = 0, signal_seq()
   while true do
     local node = l.head
+    if node and node.seq > limit then node = false end
+    n = n + signal_fire(name, args, node and node.seq or nil, limit)
     if not node then break end
-    if node.wid ~= 0 then -- (deliver's first case, inline: the fan-out's hot path)
-      if signal_wake(node) then
-        node.args = args
-        n = n + 1
-      end
-    elseif deliver(node, args) then
-      n = n + 1
-    end
+    if deliver(node, args) then n = n + 1 end
     unlink(node)
-    if node == last then break end
   end
   return n
 end

@@ -80,6 +80,27 @@ static lua_State *push_evaluator(lua_State *L, cn_loop *lp) {
   return lua_tothread(L, -1);
 }
 
+/* The evaluator ev stopped with status (an error or a yield in a
+ * predicate): it cannot run another predicate. Pushes the error on L, what
+ * the predicate raised or a message for one that yielded; EV_ERROR. */
+static int ev_failed(lua_State *L, cn_loop *lp, lua_State *ev, int status) {
+  cn_push_ref(L, lp->preds.r_ev);
+  if (lua_tothread(L, -1) == ev) {
+    lua_pushboolean(L, 0);
+    lua_rawseti(L, LUA_REGISTRYINDEX, lp->preds.r_ev);
+  }
+  lua_pop(L, 1);
+  if (status == LUA_YIELD) {
+    lua_settop(ev, 0);
+    if (cn_close_thread(L, ev) != LUA_OK) lua_pop(L, 1); /* (5.4: its to-be-closed variables) */
+    lua_pushliteral(L, "cosock.when: a predicate must not yield "
+                       "(it waited or yielded while being evaluated)");
+  } else {
+    lua_xmove(ev, L, 1);
+  }
+  return EV_ERROR;
+}
+
 /* Calls the predicate on top of L (popped), without arguments, in ev (from
  * push_evaluator, below it on L's stack). EV_TRUE: its values are pushed,
  * *nres of them. EV_FALSE / EV_NIL (its first value false / nil, or none):
@@ -107,22 +128,7 @@ static int call_in(lua_State *L, cn_loop *lp, lua_State *ev, int *nres) {
     lua_pushliteral(L, "cosock.when: a predicate returned too many values");
     return EV_ERROR;
   }
-  /* An error or a yield: this coroutine cannot run another predicate. */
-  cn_push_ref(L, lp->preds.r_ev);
-  if (lua_tothread(L, -1) == ev) {
-    lua_pushboolean(L, 0);
-    lua_rawseti(L, LUA_REGISTRYINDEX, lp->preds.r_ev);
-  }
-  lua_pop(L, 1);
-  if (status == LUA_YIELD) {
-    lua_settop(ev, 0);
-    if (cn_close_thread(L, ev) != LUA_OK) lua_pop(L, 1); /* (5.4: its to-be-closed variables) */
-    lua_pushliteral(L, "cosock.when: a predicate must not yield "
-                       "(it waited or yielded while being evaluated)");
-  } else {
-    lua_xmove(ev, L, 1);
-  }
-  return EV_ERROR;
+  return ev_failed(L, lp, ev, status);
 }
 
 /* Calls the predicate at index pred as call_in does, in a coroutine of its
@@ -429,14 +435,126 @@ static void deliver(lua_State *L, cn_loop *lp, int i, int ws, int w, int r, int 
   }
 }
 
+/* A run of evaluations: from wait from up to wait n - 1 (ws at index ws of
+ * L), until a predicate gives what ends its wait. Sets *at to that wait and
+ * returns EV_TRUE or EV_NIL (its values pushed on L, *nres of them) or
+ * EV_ERROR (the error pushed, what the predicate raised or the message for
+ * one that yielded); EV_FALSE when the run ended with none. Waits that ended
+ * otherwise are dropped uncalled. Each call is a turn of the waiting task's
+ * for the watchdog. Raises only for memory. */
+static int eval_run(lua_State *L, cn_loop *lp, int ws, int from, int n, int *at, int *nres);
+
+#if LUA_VERSION_NUM >= 503
+/* (Never runs: a predicate that yields ends the evaluator; lua_callk's
+ * continuation only lets the yield through, to be seen as one.) */
+static int run_k(lua_State *ev, int status, lua_KContext ctx) {
+  (void)ev;
+  (void)status;
+  (void)ctx;
+  return 0;
+}
+
+/* The evaluator's body for a run (5.3, 5.4): run_body(ws, from, n, lp, at)
+ * calls the predicates itself, one lua_callk each, rather than one resume
+ * of the evaluator per predicate: half the cost of a waiting predicate.
+ * Returns nothing when no predicate ended its wait, else the wait's index
+ * and the predicate's values; before each call *at is the wait being
+ * evaluated (for an error or a yield, which end the run). */
+static int run_body(lua_State *ev) {
+  int i = (int)lua_tointeger(ev, 2), n = (int)lua_tointeger(ev, 3);
+  cn_loop *lp = (cn_loop *)lua_touserdata(ev, 4);
+  int *at = (int *)lua_touserdata(ev, 5);
+  lua_settop(ev, 2);
+  for (; i < n; i++) {
+    if (!still_waits(ev, lp, i, 1)) {
+      drop(lp, i);
+      continue;
+    }
+    *at = i;
+    lua_rawgeti(ev, 1, PRED_KEY(i));
+    cn_wd_watch_for(lp, ev, lp->preds.w[i].slot); /* (a turn of its own) */
+    lua_callk(ev, 0, LUA_MULTRET, 0, run_k);
+    cn_wd_unwatch(lp);
+    /* (its first value: true, or nil for whenever's end) */
+    if (lua_toboolean(ev, 3) || (lp->preds.w[i].until_nil && lua_isnoneornil(ev, 3))) {
+      lua_pushinteger(ev, i);
+      lua_replace(ev, 2);
+      return lua_gettop(ev) - 1;               /* i, values... */
+    }
+    lua_settop(ev, 2);
+  }
+  return 0;
+}
+
+static int eval_run(lua_State *L, cn_loop *lp, int ws, int from, int n, int *at, int *nres) {
+  lua_State *ev;
+  int status, nout, first, evi, r;
+  ev = push_evaluator(L, lp);                  /* (on L while it runs: it stays alive) */
+  evi = lua_gettop(L);
+  lua_pushcfunction(ev, run_body);             /* (a light C function: no allocation) */
+  lua_pushvalue(L, ws);
+  lua_xmove(L, ev, 1);
+  lua_pushinteger(ev, from);
+  lua_pushinteger(ev, n);
+  lua_pushlightuserdata(ev, lp);
+  lua_pushlightuserdata(ev, at);
+  *at = -1;
+  lp->preds.busy++;
+  status = cn_resume(ev, L, 5, &nout);
+  lp->preds.busy--;
+  cn_wd_unwatch(lp);                           /* (after an error in a predicate) */
+  if (status != LUA_OK) {
+    r = ev_failed(L, lp, ev, status);
+  } else if (nout == 0) {
+    r = EV_FALSE;
+  } else {
+    *at = (int)lua_tointeger(ev, -nout);
+    *nres = nout - 1;
+    first = *nres > 0 ? lua_type(ev, -*nres) : LUA_TNIL;
+    r = first == LUA_TNIL ? EV_NIL : EV_TRUE;
+    if (lua_checkstack(L, nout + 1)) {
+      lua_xmove(ev, L, *nres);
+    } else {
+      lua_pushliteral(L, "cosock.when: a predicate returned too many values");
+      r = EV_ERROR;
+    }
+  }
+  if (status == LUA_OK) lua_settop(ev, 0);     /* ready for the next run */
+  lua_remove(L, evi);                          /* the evaluator */
+  return r;
+}
+#else
+/* (5.1, 5.2, LuaJIT: one resume of the evaluator per predicate, which sees
+ * a yield in it.) */
+static int eval_run(lua_State *L, cn_loop *lp, int ws, int from, int n, int *at, int *nres) {
+  lua_State *ev = push_evaluator(L, lp);
+  int i, r = EV_FALSE;
+  for (i = from; i < n; i++) {
+    if (!still_waits(L, lp, i, ws)) {
+      drop(lp, i);
+      continue;
+    }
+    lua_rawgeti(L, ws, PRED_KEY(i));
+    cn_wd_watch_for(lp, ev, lp->preds.w[i].slot); /* (a turn of its own) */
+    r = call_in(L, lp, ev, nres);              /* values or error above the evaluator */
+    cn_wd_unwatch(lp);
+    if (r == EV_FALSE || (r == EV_NIL && !lp->preds.w[i].until_nil)) continue;
+    *at = i;
+    lua_remove(L, -(r == EV_ERROR ? 1 : *nres) - 1); /* the evaluator */
+    return r;
+  }
+  lua_pop(L, 1);
+  return EV_FALSE;
+}
+#endif
+
 /* Once per pass, after the ready list drained (ran: the pass resumed tasks):
  * evaluates every waiting predicate when tasks ran or the interval passed,
  * and makes the tasks whose predicate became true (or raised) ready. An
  * error of a waker goes out (run's recovery keeps the loop usable). */
 static void preds_pass(lua_State *L, cn_loop *lp, int ran) {
-  int i, n, ws, evi;
+  int i = -1, n, ws, from;
   double now;
-  lua_State *ev;
   if (cn_tasks_live(lp) == 0 || lp->preds.live == 0) { /* nobody waits any more */
     forget_all(L, lp);
     lp->preds.evaluated = 0;
@@ -453,31 +571,17 @@ static void preds_pass(lua_State *L, cn_loop *lp, int ran) {
   luaL_checkstack(L, 8, NULL);
   cn_push_ref(L, lp->preds.r_ws);
   ws = lua_gettop(L);
-  ev = push_evaluator(L, lp);
-  evi = lua_gettop(L);
   n = lp->preds.n;                             /* waits listed by predicates wait for the next pass */
-  for (i = 0; i < n; i++) {
-    int r, nres = 0, top = evi;
-    if (!still_waits(L, lp, i, ws)) {
-      drop(lp, i);
-      continue;
-    }
-    lua_rawgeti(L, ws, PRED_KEY(i));
-    cn_wd_watch_for(lp, ev, lp->preds.w[i].slot); /* (a turn of its own) */
-    r = call_in(L, lp, ev, &nres);             /* values or error above top */
-    cn_wd_unwatch(lp);
-    if (r == EV_FALSE || (r == EV_NIL && !lp->preds.w[i].until_nil)) continue;
+  for (from = 0; from < n; from = i + 1) {
+    int nres = 0, r = eval_run(L, lp, ws, from, n, &i, &nres);
+    if (r == EV_FALSE) break;
     if (!still_waits(L, lp, i, ws)) {          /* the predicate ended it (a cancel) */
       drop(lp, i);
     } else {
       lua_rawgeti(L, ws, W_KEY(i));            /* values..., w */
-      deliver(L, lp, i, ws, lua_gettop(L), r, top + 1, nres);
+      deliver(L, lp, i, ws, lua_gettop(L), r, ws + 1, nres);
     }
-    lua_settop(L, top);
-    if (r == EV_ERROR) {                       /* ev is done for: the next one */
-      lua_pop(L, 1);
-      ev = push_evaluator(L, lp);
-    }
+    lua_settop(L, ws);
   }
   compact(L, lp, ws);
   lua_settop(L, ws - 1);
