@@ -59,6 +59,7 @@ typedef struct cn_chan {
   unsigned char close_ready; /* closed counts as ready here whatever set_close_wakes says */
   unsigned char rx_waker;   /* link.waker holds the waker of a task in select */
   unsigned char tx_waker;   /* aux[AUX_SENDR] holds the waker of a task in select */
+  unsigned char rx_op;      /* the ticket is a cosock.op perform's: another may wake it */
   const void *tx, *rx;      /* the two ends (the fast paths check self against them) */
   cn_line line;             /* senders waiting; its buffer is aux[AUX_BUF] */
 } cn_chan;
@@ -659,6 +660,7 @@ static int recv_wait(lua_State *L, const chan_ref *c, int first) {
   if (!rx_waiting(c) && (wid = cn_prepark(L, c->lp, K_RECV, &tmo, 0)) != 0) {
     c->ch->rx_slot = cn_current_slot(c->lp);
     c->ch->rx_wid = wid;
+    c->ch->rx_op = 0;
     if (c->ch->cap == 0) wake_tx_selector(L, c); /* a rendezvous has room now */
     lua_settop(L, 5);
     lua_pushvalue(L, 1);
@@ -892,6 +894,95 @@ static int l_try_fn(lua_State *L) {
   lua_insert(L, 2);
   lua_pushcclosure(L, bound_try_receive, 4);
   return 1;
+}
+
+/* A receiver's bound wait (cosock.op's lone recv): park(rx) receives as
+ * the bound try does; with nothing to take it parks the task in the channel
+ * (a ticket, as a plain receive's, without the receiver's timeout) and, once
+ * woken, passes the scope's cancel point and tries again. Returns the
+ * message, or nil, "closed", or NOMSG and why: 0, it did not wait (another
+ * waits on rx, or no direct park here: the caller waits its own way); 1,
+ * woken with nothing to take. The ticket is marked as a perform's
+ * (rx_op): another perform needing the receiver wakes it (channel_unpark). */
+static int park_k(lua_State *L, int status, lua_KContext ctx);
+
+static int bound_park_receive(lua_State *L) {
+  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
+  chan_ref c;
+  lua_Integer wid;
+  cn_tmo tmo;
+  int r;
+  CN_RESUMABLE(L);
+  if (lua_topointer(L, 1) != ch->rx) return luaL_argerror(L, 1, "its own cosock.channel receiver expected");
+  lua_settop(L, 1);
+  lua_pushvalue(L, UPV(UP_CHAN));
+  lua_pushvalue(L, UPV(UP_QUEUE));
+  lua_pushvalue(L, UPV(UP_LINK));              /* 1 rx, 2 ud, 3 queue, 4 link */
+  ref_at(L, &c, 2);
+  r = recv_try(L, &c);
+  if (r >= 0) return r;
+  tmo.set = 0;
+  if (rx_waiting(&c) || (wid = cn_prepark(L, c.lp, K_RECV, &tmo, 0)) == 0) {
+    lua_pushlightuserdata(L, NOMSG);
+    lua_pushinteger(L, 0);
+    return 2;
+  }
+  ch->rx_slot = cn_current_slot(c.lp);
+  ch->rx_wid = wid;
+  ch->rx_op = 1;
+  if (ch->cap == 0) wake_tx_selector(L, &c);   /* a rendezvous has room now */
+  lua_settop(L, 4);
+  lua_pushvalue(L, 1);
+  return cn_yieldk(L, 1, (lua_KContext)wid, park_k);
+}
+
+static int park_k(lua_State *L, int status, lua_KContext ctx) {
+  chan_ref c;
+  int r;
+  (void)status;
+  luaL_checkstack(L, 12, NULL);
+  lua_settop(L, 4);
+  ref_at(L, &c, 2);
+  if (c.ch->rx_wid == (lua_Integer)ctx) c.ch->rx_wid = 0;
+  cn_cancel_point(L, c.lp);                    /* a cancelled scope's task raises here */
+  r = recv_try(L, &c);
+  if (r >= 0) return r;
+  lua_pushlightuserdata(L, NOMSG);
+  lua_pushinteger(L, 1);
+  return 2;
+}
+
+/* channel_park_fn(rx) -> the bound wait of receiver rx (lifted where
+ * yields are emulated: see cn_yieldk). */
+static int l_park_fn(lua_State *L) {
+  static const char *const names[] = {"park", NULL};
+  lua_settop(L, 1);
+  locate(L, 0, "recv");                        /* 2 ud, 3 queue, 4 link */
+  lua_pushvalue(L, UPV(UP_LOOP));
+  lua_insert(L, 2);
+  lua_pushcclosure(L, bound_park_receive, 4);  /* 2 */
+  lua_createtable(L, 0, 1);
+  lua_insert(L, 2);
+  lua_setfield(L, 2, "park");
+  cn_lift_fields(L, 2, names);
+  lua_getfield(L, 2, "park");
+  return 1;
+}
+
+static void link_ref(lua_State *L, chan_ref *c);
+
+/* channel_unpark(link): wakes the perform parked in the receiver by its
+ * bound wait, if any (it tries again, then waits the way the receiver's
+ * other waiters do); a plain receive's ticket is left alone. */
+static int l_unpark(lua_State *L) {
+  chan_ref c;
+  cn_task *t;
+  link_ref(L, &c);
+  if (c.ch->rx_op && (t = rx_ticket(&c)) != NULL) {
+    c.ch->rx_wid = 0;
+    cn_deliver(L, c.lp, t, 0);
+  }
+  return 0;
 }
 
 /* The first tries of a cosock.op perform made of receives alone, in one
@@ -1236,7 +1327,8 @@ void cn_channel_open(lua_State *L) {
     {"channel_close_ready", l_close_ready},
     {"channel_try_send", l_try_send}, {"channel_try_receive", l_try_receive},
     {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready},
-    {"channel_try_fn", l_try_fn}, {"channel_try_first_fn", l_try_first_fn}, {NULL, NULL}
+    {"channel_try_fn", l_try_fn}, {"channel_try_first_fn", l_try_first_fn},
+    {"channel_park_fn", l_park_fn}, {"channel_unpark", l_unpark}, {NULL, NULL}
   };
   static const char *const untimed[] = {"channel_send_untimed", NULL};
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);

@@ -168,13 +168,20 @@ local function block_all(nodes, st)
   for i = 1, #nodes do recv_impl.block(nodes[i], st) end
 end
 
-local solo_wait, solo_recvt = recv.solo_wait, recv.solo_recvt
+local solo_wait, solo_recvt, park_wait = recv.solo_wait, recv.solo_recvt, recv.park_wait
 
 -- Waits for one of the receives of op (nodes: op.fast) and returns its
 -- results: as a select on the receivers while nobody else waits on them
 -- (the solo way, src: cosock.op.recv), else through their hubs.
 local function recv_wait(op, nodes, task)
   local n = #nodes
+  if n == 1 then
+    local a, b = park_wait(nodes[1])
+    if a ~= NOMSG then -- (a message, or nil, "closed": returned as they came)
+      if b == nil then return a end
+      return a, b
+    end
+  end
   local recvt = op.solos
   if recvt == nil then
     recvt = solo_recvt(nodes)
@@ -327,14 +334,17 @@ function OP:perform()
   if b == 0 then return recv_wait(self, self.fast, task) end
   local impl = self.impl
   if impl == send_impl then
+    -- (untimed: the sender's own send, which tries first; else perform's
+    -- wait, which leaves the sender's timeout alone)
     local tx = self.a
+    if rawget(tx, "timeout") == nil then
+      if sender_send(tx, self.b) then return true end
+      return nil, "closed"
+    end
     local ok, err = try_send(tx, self.b)
     if ok then return true end
     if err == "closed" then return nil, "closed" end
-    if rawget(tx, "timeout") ~= nil then return perform(self, task, true) end
-    ok, err = sender_send(tx, self.b)
-    if ok then return true end
-    return nil, "closed"
+    return perform(self, task, true)
   end
   if self.kind == BASE and not (impl == time_impl and self.b) then
     -- One base operation (not a sleep): its node is its own instance.

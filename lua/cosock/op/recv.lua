@@ -12,6 +12,9 @@ local yield = coroutine.yield
 -- recv(rx) holds rx's bound try (node.b): a receive that never waits and
 -- returns NOMSG when there is nothing to take (src/channel.c).
 local try_fn, NOMSG = core.channel_try_fn, core.channel_nomsg
+-- ... and its bound wait (node.park): a receive parked in the channel
+-- without the receiver's timeout, which another perform can wake (unpark).
+local park_fn, unpark = core.channel_park_fn, core.channel_unpark
 local cancel_point = core.cancel_point
 local argerror, base, is_end = node.argerror, node.base, node.is_end
 local wake_set, enlist = wake.wake_set, wake.enlist
@@ -33,6 +36,7 @@ function M.recv(rx)
   end
   o = base(recv_impl, rx, try_fn(rx))
   o.fast = { o }
+  o.park = park_fn(rx)
   recv_ops[rx] = o
   return o
 end
@@ -132,7 +136,23 @@ function M.solo_wait(nodes, recvt)
   return true
 end
 
+-- A lone receive perform waits parked in the channel (its bound wait) while
+-- nobody else waits on rx; it returns what it received, or NOMSG when it
+-- must wait the solo or the hub's way (another waits on rx, or no direct
+-- park here). A perform that needs rx's hub wakes it (steal): it tries
+-- again, and from then on finds the hub.
+function M.park_wait(nd)
+  local rx, park = nd.a, nd.park
+  while true do
+    local hub, solo = hubs[rx], solos[rx]
+    if (hub ~= nil and hub.live > 0) or (solo ~= nil and solo.on) then return NOMSG end
+    local a, b = park(rx)
+    if a ~= NOMSG or b == 0 then return a, b end
+  end
+end
+
 local function steal(rx)
+  unpark(rx.link)
   local solo = solos[rx]
   if solo ~= nil and solo.on then
     local link = rx.link
