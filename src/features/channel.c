@@ -986,22 +986,23 @@ static int l_unpark(lua_State *L) {
 }
 
 /* The first tries of a cosock.op perform made of receives alone, in one
- * call (upvalues: loop, the operations' metatable). try_first(op) returns
+ * call (upvalues: loop, the operations' metatable, "fast"). try_first(op) returns
  * what the first receive that can complete returned (the message, or nil,
  * "closed"), or NOMSG and why nothing was taken: 0, none could complete; 1,
  * op is no operation; 2, no task runs; 3, op is not made of receives alone
  * (its fast list is false). The caller raises its own errors. */
 static int try_first(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
+  cn_task *t;
   lua_Integer i, n;
   int why = 0;
   lua_settop(L, 1);
   if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, UPV(2))) why = 1;
-  else if (cn_current_slot(lp) < 0 || cn_task_get(lp, cn_current_slot(lp)) == NULL ||
-           cn_task_get(lp, cn_current_slot(lp))->co == NULL)
+  else if (cn_current_slot(lp) < 0 || (t = cn_task_get(lp, cn_current_slot(lp))) == NULL ||
+           t->co == NULL)
     why = 2;                                    /* (as cosock.core.current_task) */
   else {
-    lua_pushliteral(L, "fast");
+    lua_pushvalue(L, UPV(3));                   /* "fast" */
     if (lua_rawget(L, 1) != LUA_TTABLE) why = 3;     /* 1 op, 2 mt, 3 fast */
   }
   if (why == 0) {
@@ -1030,7 +1031,8 @@ static int l_try_first_fn(lua_State *L) {
   lua_settop(L, 1);
   lua_pushvalue(L, UPV(UP_LOOP));
   lua_insert(L, 1);
-  lua_pushcclosure(L, try_first, 2);
+  lua_pushliteral(L, "fast");
+  lua_pushcclosure(L, try_first, 3);
   return 1;
 }
 

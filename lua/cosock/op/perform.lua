@@ -173,7 +173,7 @@ local solo_wait, solo_recvt, park_wait = recv.solo_wait, recv.solo_recvt, recv.p
 -- Waits for one of the receives of op (nodes: op.fast) and returns its
 -- results: as a select on the receivers while nobody else waits on them
 -- (the solo way, src: cosock.op.recv), else through their hubs.
-local function recv_wait(op, nodes, task)
+local function recv_wait(op, nodes)
   local n = #nodes
   if n == 1 then
     local a, b = park_wait(nodes[1])
@@ -198,7 +198,7 @@ local function recv_wait(op, nodes, task)
   end
   -- (every field a wake sets exists from the start: setting it then
   -- allocates nothing, and cannot fail)
-  local st = { task = task, offers = NONE, nacks = NONE, offering = NONE, blocked = nodes,
+  local st = { task = current_task(), offers = NONE, nacks = NONE, offering = NONE, blocked = nodes,
     wake = false, woken = false, waking = false, done = false }
   local recvt = { make_waker(st) }
   while true do
@@ -330,8 +330,7 @@ function OP:perform()
   end
   if b == 1 then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
   if b == 2 then error("cosock.op: perform must be called from a cosock task", 2) end
-  local task = current_task()
-  if b == 0 then return recv_wait(self, self.fast, task) end
+  if b == 0 then return recv_wait(self, self.fast) end
   local impl = self.impl
   if impl == send_impl then
     -- (untimed: the sender's own send, which tries first; else perform's
@@ -344,8 +343,9 @@ function OP:perform()
     local ok, err = try_send(tx, self.b)
     if ok then return true end
     if err == "closed" then return nil, "closed" end
-    return perform(self, task, true)
+    return perform(self, current_task(), true)
   end
+  local task = current_task()
   if self.kind == BASE and not (impl == time_impl and self.b) then
     -- One base operation (not a sleep): its node is its own instance.
     local r = impl.try(self)
