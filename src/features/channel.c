@@ -986,11 +986,32 @@ static int l_unpark(lua_State *L) {
 }
 
 /* The first tries of a cosock.op perform made of receives alone, in one
- * call (upvalues: loop, the operations' metatable, "fast"). try_first(op) returns
+ * call (upvalues: loop, the operations' metatable, and the keys "fast",
+ * "chans", "b"). try_first(op) returns
  * what the first receive that can complete returned (the message, or nil,
  * "closed"), or NOMSG and why nothing was taken: 0, none could complete; 1,
  * op is no operation; 2, no task runs; 3, op is not made of receives alone
  * (its fast list is false). The caller raises its own errors. */
+/* The channels of the fast list at fast (stack index), as a userdata of
+ * cn_chan pointers (pushed), for try_first's look at each: an empty, open
+ * channel with nobody in line has nothing to take, and is passed over
+ * without its full try. The operation holds the list, the list the nodes
+ * and the nodes their channels: the pointers live as long as the op. */
+static void push_chans(lua_State *L, int fast, lua_Integer n) {
+  cn_chan **cs = lua_newuserdata(L, (size_t)(n > 0 ? n : 1) * sizeof *cs);
+  lua_Integer i;
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, fast, i);
+    lua_pushliteral(L, "b");
+    if (lua_type(L, -2) != LUA_TTABLE || lua_rawget(L, -2) != LUA_TFUNCTION ||
+        lua_tocfunction(L, -1) != bound_try_receive)
+      luaL_error(L, "cosock.op: a broken operation (its receive %d has no bound try)", (int)i);
+    lua_getupvalue(L, -1, UP_CHAN);
+    cs[i - 1] = lua_touserdata(L, -1);
+    lua_pop(L, 3);
+  }
+}
+
 static int try_first(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
@@ -1006,18 +1027,30 @@ static int try_first(lua_State *L) {
     if (lua_rawget(L, 1) != LUA_TTABLE) why = 3;     /* 1 op, 2 mt, 3 fast */
   }
   if (why == 0) {
+    cn_chan **cs;
     n = (lua_Integer)lua_rawlen(L, 3);
+    lua_pushvalue(L, UPV(4));                   /* "chans" */
+    if (lua_rawget(L, 1) != LUA_TUSERDATA || lua_rawlen(L, 4) != (size_t)(n > 0 ? n : 1) * sizeof *cs) {
+      lua_pop(L, 1);
+      push_chans(L, 3, n);
+      lua_pushvalue(L, UPV(4));
+      lua_pushvalue(L, 4);
+      lua_rawset(L, 1);                         /* (may raise: nothing taken yet) */
+    }
+    cs = lua_touserdata(L, 4);                  /* 4 chans */
     for (i = 1; i <= n; i++) {
+      const cn_chan *ch = cs[i - 1];
       int k;
-      lua_rawgeti(L, 3, i);                     /* 4 node */
-      lua_pushliteral(L, "b");
-      lua_rawget(L, 4);                         /* 5 its bound try: its channel's */
-      lua_getupvalue(L, 5, UP_CHAN);            /* 6 ud, 7 queue, 8 link */
-      lua_getupvalue(L, 5, UP_QUEUE);
-      lua_getupvalue(L, 5, UP_LINK);
-      k = try_at(L, 6);
+      if (ch->first > ch->last && !ch->closed && cn_line_len(&ch->line) == 0) continue;
+      lua_rawgeti(L, 3, i);                     /* 5 node */
+      lua_pushvalue(L, UPV(5));                 /* "b" */
+      lua_rawget(L, 5);                         /* 6 its bound try: its channel's */
+      lua_getupvalue(L, 6, UP_CHAN);            /* 7 ud, 8 queue, 9 link */
+      lua_getupvalue(L, 6, UP_QUEUE);
+      lua_getupvalue(L, 6, UP_LINK);
+      k = try_at(L, 7);
       if (lua_touserdata(L, -1) != NOMSG || k > 1) return k; /* (a message, or nil, "closed") */
-      lua_settop(L, 3);
+      lua_settop(L, 4);
     }
   }
   lua_pushlightuserdata(L, NOMSG);
@@ -1032,7 +1065,9 @@ static int l_try_first_fn(lua_State *L) {
   lua_pushvalue(L, UPV(UP_LOOP));
   lua_insert(L, 1);
   lua_pushliteral(L, "fast");
-  lua_pushcclosure(L, try_first, 3);
+  lua_pushliteral(L, "chans");
+  lua_pushliteral(L, "b");
+  lua_pushcclosure(L, try_first, 5);
   return 1;
 }
 

@@ -74,7 +74,7 @@ function M.choice(...)
     local o = ops[i]
     if not is_op(o) then argerror(i, "choice", "cosock.op operation expected, got " .. type(o)) end
   end
-  return setmetatable({ kind = CHOICE, ops = ops, n = n, fast = fast_of(ops, n) }, OP)
+  return setmetatable({ kind = CHOICE, ops = ops, n = n, fast = fast_of(ops, n), chans = false }, OP)
 end
 
 --- op:wrap(f) -> op: when op is chosen, perform returns f(op's results).
