@@ -35,7 +35,7 @@ function M.recv(rx)
     argerror(1, "recv", "cosock.channel receiver expected, got " .. type(rx))
   end
   o = base(recv_impl, rx, try_fn(rx))
-  o.fast = { o }
+  o.fast, o.res, o.chans = { o }, false, false -- (res: recv_impl.try's; chans: try_first's)
   o.park = park_fn(rx)
   recv_ops[rx] = o
   return o

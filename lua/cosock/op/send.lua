@@ -28,15 +28,14 @@ M.impl = send_impl
 
 -- (the senders' metatable checked first: a send is made per message)
 local tx_mt = getmetatable((channel.new()))
-local BASE, OP = node.BASE, node.OP
+local OP = node.OP
 
 function M.send(tx, v)
   if getmetatable(tx) ~= tx_mt and not is_end(tx, channel.sender) then
     argerror(1, "send", "cosock.channel sender expected, got " .. type(tx))
   end
   -- (node.base, inline)
-  local n = setmetatable({ kind = BASE, impl = send_impl, a = tx, b = v, node = false, res = false,
-    fast = false }, OP)
+  local n = setmetatable({ impl = send_impl, a = tx, b = v, node = false }, OP)
   n.node = n
   return n
 end
