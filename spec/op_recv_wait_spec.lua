@@ -1,7 +1,8 @@
--- cosock.op's receives alone (issue 28): the bound try that op.recv keeps
--- (cosock.core.channel_try_fn), a receive that waits alone on its receiver
--- the way a select does, and the hub that takes over when a second perform
--- waits on the same receiver. Every wait here ends by a message, a close or
+-- cosock.op's receives alone (issue 28): the bound try and the bound wait
+-- that op.recv keeps (cosock.core.channel_try_fn, channel_park_fn), a
+-- perform's first tries (channel_try_first_fn), a receive that waits alone
+-- on its receiver parked in the channel or the way a select does, and the
+-- hub that takes over when a second perform waits on the same receiver. Every wait here ends by a message, a close or
 -- a cancel; the loop itself stops a spec that would hang (net.run's limit).
 
 local cosock = require "cosock"
@@ -71,7 +72,7 @@ describe("cosock.op receives alone", function()
   end)
 
   describe("channel_try_first_fn (a perform's first tries in one call)", function()
-    local try_first = core.channel_try_first_fn(op.op_methods)
+    local try_first = core.channel_try_first_fn(op.op_methods, require("cosock.op.send").impl)
     local NOMSG = core.channel_nomsg
 
     it("in a task, returns what the first receive that can complete returns", function()
@@ -99,19 +100,155 @@ describe("cosock.op receives alone", function()
 
     it("returns NOMSG and why nothing was taken: 0 none could, 1 no operation, 2 no task, 3 not receives alone", function()
       local _, rx = channel.new()
+      local _, rx2 = channel.new()
       local tx = channel.new()
+      tx:settimeout(1)
       assert.same(pack(NOMSG, 2), pack(try_first(op.recv(rx))))
       assert.same(pack(NOMSG, 1), pack(try_first({})))
       assert.same(pack(NOMSG, 1), pack(try_first(42)))
       local r = in_task(function()
-        return pack(try_first(op.recv(rx))), pack(try_first(op.send(tx, 1))),
+        return pack(try_first(op.choice(op.recv(rx), op.recv(rx2)))), pack(try_first(op.send(tx, 1))),
           pack(try_first(op.recv(rx):wrap(print)))
       end)
       assert.same(pack(pack(NOMSG, 0), pack(NOMSG, 3), pack(NOMSG, 3)), r)
     end)
 
-    it("needs the operations' metatable", function()
-      assert.has_error(function() core.channel_try_first_fn(1) end)
+    it("sends a lone send on a sender without a timeout: true, or nil, 'closed'", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local sent = pack(try_first(op.send(tx, "m")))
+        local got = rx:receive()
+        tx:close()
+        return sent, got, pack(try_first(op.send(tx, "late")))
+      end)
+      assert.same(pack(pack(true), "m", pack(nil, "closed")), r)
+    end)
+
+    it("waits in line for a lone send on a rendezvous until a receiver takes it", function()
+      local r = in_task(function()
+        local tx, rx = channel.new(0)
+        local got
+        cosock.spawn(function() rx:settimeout(1); got = rx:receive() end, "receiver")
+        return pack(try_first(op.send(tx, "m"))), got
+      end)
+      assert.same(pack(pack(true), "m"), r)
+    end)
+
+    it("parks a lone receive with nothing there in the channel, untimed, until a send", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        rx:settimeout(0) -- (the receiver's own timeout is not the wait's)
+        cosock.spawn(function() tx:send("late") end, "sender")
+        return pack(try_first(op.recv(rx))), rx.timeout
+      end)
+      assert.same(pack(pack("late"), 0), r)
+    end)
+
+    it("returns NOMSG, 4 when the parked receive is woken with nothing there", function()
+      local r = in_task(function()
+        local _, rx = channel.new()
+        cosock.spawn(function() core.channel_unpark(rx.link) end, "waker")
+        return try_first(op.recv(rx))
+      end)
+      assert.same(pack(NOMSG, 4), r)
+    end)
+
+    it("returns NOMSG, 0 for a lone receive when another waits on the receiver", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local h = cosock.spawn(function() rx:settimeout(1); return rx:receive() end, "plain")
+        cosock.socket.sleep(0)
+        local first = pack(try_first(op.recv(rx)))
+        tx:send("x")
+        return first, pack(h:join(1))
+      end)
+      assert.same(pack(pack(NOMSG, 0), pack(true, "x")), r)
+    end)
+
+    it("needs the operations' metatable and the sends' impl", function()
+      assert.has_error(function() core.channel_try_first_fn(1, {}) end)
+      assert.has_error(function() core.channel_try_first_fn(op.op_methods) end)
+    end)
+  end)
+
+  describe("channel_park_fn (the bound wait) and channel_unpark", function()
+    local NOMSG = core.channel_nomsg
+
+    it("receives without waiting when a message is there", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        tx:send("m")
+        return core.channel_park_fn(rx)(rx)
+      end)
+      assert.same(pack("m"), r)
+    end)
+
+    it("parks with nothing there and returns the message a send brings", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        cosock.spawn(function() tx:send("late") end, "sender")
+        return core.channel_park_fn(rx)(rx)
+      end)
+      assert.same(pack("late"), r)
+    end)
+
+    it("is woken by channel_unpark and returns NOMSG, 4; the receiver is free again", function()
+      local r = in_task(function()
+        local _, rx = channel.new()
+        cosock.spawn(function() core.channel_unpark(rx.link) end, "waker")
+        local woke = pack(core.channel_park_fn(rx)(rx))
+        return woke, core.channel_waiting(rx.link)
+      end)
+      assert.same(pack(pack(NOMSG, 4), false), r)
+    end)
+
+    it("returns NOMSG, 0 without waiting while another task waits on the receiver", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local h = cosock.spawn(function() rx:settimeout(1); return rx:receive() end, "plain")
+        cosock.socket.sleep(0)
+        local first = pack(core.channel_park_fn(rx)(rx))
+        tx:send("x")
+        return first, pack(h:join(1))
+      end)
+      assert.same(pack(pack(NOMSG, 0), pack(true, "x")), r)
+    end)
+
+    it("channel_unpark leaves a plain receive's wait alone", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local h = cosock.spawn(function() rx:settimeout(1); return rx:receive() end, "plain")
+        cosock.socket.sleep(0)
+        core.channel_unpark(rx.link)
+        cosock.socket.sleep(0)
+        local still = core.channel_waiting(rx.link)
+        tx:send("x")
+        return still, pack(h:join(1))
+      end)
+      assert.same(pack(true, pack(true, "x")), r)
+    end)
+
+    it("raises a clear error for anything but its own receiver", function()
+      local _, rx = channel.new()
+      local _, other = channel.new()
+      local park = core.channel_park_fn(rx)
+      assert.has_error(function() park(other) end)
+      assert.has_error(function() core.channel_park_fn({}) end)
+      assert.has_error(function() core.channel_unpark({}) end)
+    end)
+
+    it("in a cancelled scope, raises at its wake instead of taking a message", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local taken
+        cosock.scope.run(function(s)
+          cosock.spawn(function() s:cancel() end, "canceller")
+          taken = pack(pcall(core.channel_park_fn(rx), rx))
+        end)
+        tx:send("kept")
+        return taken[1], rx:receive()
+      end)
+      assert.same(pack(false, "kept"), r)
     end)
   end)
 

@@ -901,16 +901,38 @@ static int l_try_fn(lua_State *L) {
  * (a ticket, as a plain receive's, without the receiver's timeout) and, once
  * woken, passes the scope's cancel point and tries again. Returns the
  * message, or nil, "closed", or NOMSG and why: 0, it did not wait (another
- * waits on rx, or no direct park here: the caller waits its own way); 1,
+ * waits on rx, or no direct park here: the caller waits its own way); 4,
  * woken with nothing to take. The ticket is marked as a perform's
  * (rx_op): another perform needing the receiver wakes it (channel_unpark). */
 static int park_k(lua_State *L, int status, lua_KContext ctx);
 
-static int bound_park_receive(lua_State *L) {
-  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
+/* The bound wait's wait, stack 1 rx, 2 ud, 3 queue, 4 link (nothing to
+ * take there now): parks, or returns NOMSG, 0 when it cannot. */
+static int park_here(lua_State *L) {
   chan_ref c;
   lua_Integer wid;
   cn_tmo tmo;
+  ref_at(L, &c, 2);
+  tmo.set = 0;
+  if (lua_topointer(L, 1) != c.ch->rx || rx_waiting(&c) ||
+      (wid = cn_prepark(L, c.lp, K_RECV, &tmo, 0)) == 0) {
+    lua_settop(L, 4);
+    lua_pushlightuserdata(L, NOMSG);
+    lua_pushinteger(L, 0);
+    return 2;
+  }
+  c.ch->rx_slot = cn_current_slot(c.lp);
+  c.ch->rx_wid = wid;
+  c.ch->rx_op = 1;
+  if (c.ch->cap == 0) wake_tx_selector(L, &c); /* a rendezvous has room now */
+  lua_settop(L, 4);
+  lua_pushvalue(L, 1);
+  return cn_yieldk(L, 1, (lua_KContext)wid, park_k);
+}
+
+static int bound_park_receive(lua_State *L) {
+  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
+  chan_ref c;
   int r;
   CN_RESUMABLE(L);
   if (lua_topointer(L, 1) != ch->rx) return luaL_argerror(L, 1, "its own cosock.channel receiver expected");
@@ -920,20 +942,7 @@ static int bound_park_receive(lua_State *L) {
   lua_pushvalue(L, UPV(UP_LINK));              /* 1 rx, 2 ud, 3 queue, 4 link */
   ref_at(L, &c, 2);
   r = recv_try(L, &c);
-  if (r >= 0) return r;
-  tmo.set = 0;
-  if (rx_waiting(&c) || (wid = cn_prepark(L, c.lp, K_RECV, &tmo, 0)) == 0) {
-    lua_pushlightuserdata(L, NOMSG);
-    lua_pushinteger(L, 0);
-    return 2;
-  }
-  ch->rx_slot = cn_current_slot(c.lp);
-  ch->rx_wid = wid;
-  ch->rx_op = 1;
-  if (ch->cap == 0) wake_tx_selector(L, &c);   /* a rendezvous has room now */
-  lua_settop(L, 4);
-  lua_pushvalue(L, 1);
-  return cn_yieldk(L, 1, (lua_KContext)wid, park_k);
+  return r >= 0 ? r : park_here(L);
 }
 
 static int park_k(lua_State *L, int status, lua_KContext ctx) {
@@ -948,24 +957,32 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
   r = recv_try(L, &c);
   if (r >= 0) return r;
   lua_pushlightuserdata(L, NOMSG);
-  lua_pushinteger(L, 1);
+  lua_pushinteger(L, 4);
   return 2;
 }
 
-/* channel_park_fn(rx) -> the bound wait of receiver rx (lifted where
- * yields are emulated: see cn_yieldk). */
+/* Replaces the function on top by its lifted wrapper where yields are
+ * emulated (see cn_yieldk); name: the wrapper's. */
+static void lift_top(lua_State *L, const char *name) {
+  const char *names[2];
+  names[0] = name;
+  names[1] = NULL;
+  lua_createtable(L, 0, 1);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, name);
+  cn_lift_fields(L, -1, names);
+  lua_getfield(L, -1, name);
+  lua_remove(L, -2);
+}
+
+/* channel_park_fn(rx) -> the bound wait of receiver rx. */
 static int l_park_fn(lua_State *L) {
-  static const char *const names[] = {"park", NULL};
   lua_settop(L, 1);
   locate(L, 0, "recv");                        /* 2 ud, 3 queue, 4 link */
   lua_pushvalue(L, UPV(UP_LOOP));
   lua_insert(L, 2);
-  lua_pushcclosure(L, bound_park_receive, 4);  /* 2 */
-  lua_createtable(L, 0, 1);
-  lua_insert(L, 2);
-  lua_setfield(L, 2, "park");
-  cn_lift_fields(L, 2, names);
-  lua_getfield(L, 2, "park");
+  lua_pushcclosure(L, bound_park_receive, 4);
+  lift_top(L, "park");
   return 1;
 }
 
@@ -1012,11 +1029,42 @@ static void push_chans(lua_State *L, int fast, lua_Integer n) {
   }
 }
 
+/* An operation that is one send (its impl: upvalue 7) on a sender without
+ * a timeout, at 1 (its fast list, nil, on top): sends as the sender's own
+ * send does, waiting in line, and returns true, or nil, "closed". Returns
+ * -1 for any other operation. */
+static int first_send(lua_State *L) {
+  chan_ref c;
+  int r;
+  lua_pushvalue(L, UPV(6));                    /* "impl" */
+  if (lua_rawget(L, 1) != LUA_TTABLE || !lua_rawequal(L, -1, UPV(7))) return -1;
+  lua_pushvalue(L, UPV(8));                    /* "a" */
+  if (lua_rawget(L, 1) != LUA_TTABLE) return -1;
+  lua_pushvalue(L, UPV(9));                    /* "timeout" */
+  if (lua_rawget(L, -2) != LUA_TNIL) return -1;
+  lua_pushvalue(L, UPV(5));                    /* "b" */
+  lua_rawget(L, 1);                            /* 1 op, 2 mt, 3, 4 impl, 5 tx, 6 nil, 7 msg */
+  lua_replace(L, 2);
+  lua_replace(L, 3);
+  lua_replace(L, 1);
+  lua_settop(L, 2);                            /* 1 tx, 2 msg */
+  locate(L, 1, "send");                        /* 3 ud, 4 queue, 5 link */
+  lua_pushnil(L);                              /* 6: no deadline */
+  ref_at(L, &c, 3);
+  r = send_try(L, &c, 2);
+  if (r == 2) {                                /* false, "closed": a perform's nil, "closed" */
+    lua_pushnil(L);
+    lua_replace(L, -3);
+  }
+  return r >= 0 ? r : send_wait(L, &c, 1);
+}
+
 static int try_first(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
   lua_Integer i, n;
   int why = 0;
+  CN_RESUMABLE(L);
   lua_settop(L, 1);
   if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, UPV(2))) why = 1;
   else if (cn_current_slot(lp) < 0 || (t = cn_task_get(lp, cn_current_slot(lp))) == NULL ||
@@ -1024,7 +1072,12 @@ static int try_first(lua_State *L) {
     why = 2;                                    /* (as cosock.core.current_task) */
   else {
     lua_pushvalue(L, UPV(3));                   /* "fast" */
-    if (lua_rawget(L, 1) != LUA_TTABLE) why = 3;     /* 1 op, 2 mt, 3 fast */
+    if (lua_rawget(L, 1) != LUA_TTABLE) {       /* 1 op, 2 mt, 3 fast */
+      int r = first_send(L);
+      if (r >= 0) return r;
+      lua_settop(L, 3);
+      why = 3;
+    }
   }
   if (why == 0) {
     cn_chan **cs;
@@ -1052,22 +1105,43 @@ static int try_first(lua_State *L) {
       if (lua_touserdata(L, -1) != NOMSG || k > 1) return k; /* (a message, or nil, "closed") */
       lua_settop(L, 4);
     }
+    if (n == 1) {                               /* a lone receive: its bound wait's wait */
+      lua_rawgeti(L, 3, 1);                     /* 5 node */
+      lua_pushvalue(L, UPV(8));                 /* "a" */
+      lua_rawget(L, 5);                         /* 6 rx */
+      lua_pushvalue(L, UPV(5));
+      lua_rawget(L, 5);                         /* 7 its bound try (push_chans checked it) */
+      lua_getupvalue(L, 7, UP_CHAN);            /* 8 ud, 9 queue, 10 link */
+      lua_getupvalue(L, 7, UP_QUEUE);
+      lua_getupvalue(L, 7, UP_LINK);
+      lua_remove(L, 7);
+      lua_rotate(L, 1, 4);                      /* 1 rx, 2 ud, 3 queue, 4 link */
+      lua_settop(L, 4);
+      return park_here(L);
+    }
   }
   lua_pushlightuserdata(L, NOMSG);
   lua_pushinteger(L, why);
   return 2;
 }
 
-/* channel_try_first_fn(mt) -> try_first for the operations' metatable mt. */
+/* channel_try_first_fn(mt, send_impl) -> try_first for the operations'
+ * metatable mt and the sends' impl table. */
 static int l_try_first_fn(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  lua_settop(L, 1);
-  lua_pushvalue(L, UPV(UP_LOOP));
-  lua_insert(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_settop(L, 2);
+  lua_pushvalue(L, UPV(UP_LOOP));              /* 3 */
+  lua_pushvalue(L, 1);
   lua_pushliteral(L, "fast");
   lua_pushliteral(L, "chans");
   lua_pushliteral(L, "b");
-  lua_pushcclosure(L, try_first, 5);
+  lua_pushliteral(L, "impl");
+  lua_pushvalue(L, 2);
+  lua_pushliteral(L, "a");
+  lua_pushliteral(L, "timeout");
+  lua_pushcclosure(L, try_first, 9);
+  lift_top(L, "try_first");
   return 1;
 }
 

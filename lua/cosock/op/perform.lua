@@ -21,12 +21,11 @@ local yield, resume, create, costatus = coroutine.yield, coroutine.resume, corou
 local monotime, current_task, cancel_point = core.monotime, core.current_task, core.cancel_point
 
 local try_send = core.channel_try_send
-local sender_send = channel.sender.send
 local OP, is_op, argerror = node.OP, node.is_op, node.argerror
-local try_first = core.channel_try_first_fn(OP)
 local BASE, CHOICE, WRAP, GUARD = node.BASE, node.CHOICE, node.WRAP, node.GUARD
 local each_protected = wake.each_protected
 local time_impl, recv_impl, send_impl = basic.time_impl, recv.impl, send.impl
+local try_first = core.channel_try_first_fn(OP, send_impl)
 local withdraw_all, NOMSG = send.withdraw_all, recv.NOMSG
 
 local make_waker -- (below)
@@ -318,11 +317,14 @@ end
 --- op:perform() -> the chosen operation's results, after its wrap functions.
 --- Only in a cosock task (or a coroutine whose yields a task forwards).
 function OP:perform()
-  -- Receives alone, the commonest perform, are tried in one C call that
-  -- also checks self and the task (src/channel.c, try_first). Once a message
-  -- is taken nothing of ours that could fail runs before the caller has it:
-  -- no call, no allocation (an error there would lose it; the watchdog does
-  -- not interrupt cosock's code).
+  -- Receives alone, the commonest perform, and a lone send on a sender
+  -- without a timeout are done in one C call that also checks self and the
+  -- task (src/features/channel.c, try_first): it tries the receives, and a
+  -- lone receive with nothing there waits parked in its channel, as
+  -- recv.park_wait does; the send is the sender's own (it waits in line).
+  -- Once a message is taken nothing of ours that could fail runs before the
+  -- caller has it: no call, no allocation (an error there would lose it;
+  -- the watchdog does not interrupt cosock's code).
   local a, b = try_first(self)
   if a ~= NOMSG then
     if b == nil then return a end
@@ -330,17 +332,11 @@ function OP:perform()
   end
   if b == 1 then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
   if b == 2 then error("cosock.op: perform must be called from a cosock task", 2) end
-  if b == 0 then return recv_wait(self, self.fast) end
+  if b == 0 or b == 4 then return recv_wait(self, self.fast) end -- (4: woken, nothing there)
   local impl = self.impl
   if impl == send_impl then
-    -- (untimed: the sender's own send, which tries first; else perform's
-    -- wait, which leaves the sender's timeout alone)
-    local tx = self.a
-    if rawget(tx, "timeout") == nil then
-      if sender_send(tx, self.b) then return true end
-      return nil, "closed"
-    end
-    local ok, err = try_send(tx, self.b)
+    -- (a sender with a timeout: perform's wait, which leaves it alone)
+    local ok, err = try_send(self.a, self.b)
     if ok then return true end
     if err == "closed" then return nil, "closed" end
     return perform(self, current_task(), true)
