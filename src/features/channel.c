@@ -896,6 +896,15 @@ static int l_try_fn(lua_State *L) {
   return 1;
 }
 
+/* Where yields are emulated (Lua 5.1, 5.2, LuaJIT: cn_yieldk) a C function
+ * that waits is resumed through a Lua wrapper (cn_lift) outside cosock's own
+ * Lua code as the watchdog sees it: a message its continuation took could
+ * be lost to an interrupt there. So a perform's receive waits in the channel
+ * (the bound wait, and try_first's lone send and receive) only where
+ * lua_yieldk is; elsewhere it takes its messages from cosock's own code. */
+#ifndef CN_EMULATED_K
+#define OP_PARKS 1
+
 /* A receiver's bound wait (cosock.op's lone recv): park(rx) receives as
  * the bound try does; with nothing to take it parks the task in the channel
  * (a ticket, as a plain receive's, without the receiver's timeout) and, once
@@ -934,7 +943,6 @@ static int bound_park_receive(lua_State *L) {
   cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
   chan_ref c;
   int r;
-  CN_RESUMABLE(L);
   if (lua_topointer(L, 1) != ch->rx) return luaL_argerror(L, 1, "its own cosock.channel receiver expected");
   lua_settop(L, 1);
   lua_pushvalue(L, UPV(UP_CHAN));
@@ -961,20 +969,6 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
   return 2;
 }
 
-/* Replaces the function on top by its lifted wrapper where yields are
- * emulated (see cn_yieldk); name: the wrapper's. */
-static void lift_top(lua_State *L, const char *name) {
-  const char *names[2];
-  names[0] = name;
-  names[1] = NULL;
-  lua_createtable(L, 0, 1);
-  lua_insert(L, -2);
-  lua_setfield(L, -2, name);
-  cn_lift_fields(L, -1, names);
-  lua_getfield(L, -1, name);
-  lua_remove(L, -2);
-}
-
 /* channel_park_fn(rx) -> the bound wait of receiver rx. */
 static int l_park_fn(lua_State *L) {
   lua_settop(L, 1);
@@ -982,9 +976,12 @@ static int l_park_fn(lua_State *L) {
   lua_pushvalue(L, UPV(UP_LOOP));
   lua_insert(L, 2);
   lua_pushcclosure(L, bound_park_receive, 4);
-  lift_top(L, "park");
   return 1;
 }
+
+#else
+#define OP_PARKS 0
+#endif
 
 static void link_ref(lua_State *L, chan_ref *c);
 
@@ -1002,13 +999,6 @@ static int l_unpark(lua_State *L) {
   return 0;
 }
 
-/* The first tries of a cosock.op perform made of receives alone, in one
- * call (upvalues: loop, the operations' metatable, and the keys "fast",
- * "chans", "b"). try_first(op) returns
- * what the first receive that can complete returned (the message, or nil,
- * "closed"), or NOMSG and why nothing was taken: 0, none could complete; 1,
- * op is no operation; 2, no task runs; 3, op is not made of receives alone
- * (its fast list is false). The caller raises its own errors. */
 /* The channels of the fast list at fast (stack index), as a userdata of
  * cn_chan pointers (pushed), for try_first's look at each: an empty, open
  * channel with nobody in line has nothing to take, and is passed over
@@ -1029,6 +1019,7 @@ static void push_chans(lua_State *L, int fast, lua_Integer n) {
   }
 }
 
+#if OP_PARKS
 /* An operation that is one send (its impl: upvalue 7) on a sender without
  * a timeout, at 1 (its fast list, nil, on top): sends as the sender's own
  * send does, waiting in line, and returns true, or nil, "closed". Returns
@@ -1059,12 +1050,24 @@ static int first_send(lua_State *L) {
   return r >= 0 ? r : send_wait(L, &c, 1);
 }
 
+#endif
+
+/* The first tries of a cosock.op perform, in one call (upvalues: loop, the
+ * operations' metatable, the keys "fast", "chans", "b", "impl", the sends'
+ * impl, the keys "a", "timeout"). For an operation made of receives alone,
+ * try_first(op) returns what the first receive that can complete returned
+ * (the message, or nil, "closed"); a lone receive with nothing to take
+ * waits as its bound wait does (where OP_PARKS). A lone send on a sender
+ * without a timeout is sent (first_send, where OP_PARKS). Otherwise it
+ * returns NOMSG and why: 0, none could complete (and a lone receive did not
+ * wait); 1, op is no operation; 2, no task runs; 3, op is not made of
+ * receives alone (its fast list is false); 4, a lone receive waited and was
+ * woken with nothing to take. The caller raises its own errors. */
 static int try_first(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
   lua_Integer i, n;
   int why = 0;
-  CN_RESUMABLE(L);
   lua_settop(L, 1);
   if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, UPV(2))) why = 1;
   else if (cn_current_slot(lp) < 0 || (t = cn_task_get(lp, cn_current_slot(lp))) == NULL ||
@@ -1073,9 +1076,11 @@ static int try_first(lua_State *L) {
   else {
     lua_pushvalue(L, UPV(3));                   /* "fast" */
     if (lua_rawget(L, 1) != LUA_TTABLE) {       /* 1 op, 2 mt, 3 fast */
+#if OP_PARKS
       int r = first_send(L);
       if (r >= 0) return r;
       lua_settop(L, 3);
+#endif
       why = 3;
     }
   }
@@ -1105,6 +1110,7 @@ static int try_first(lua_State *L) {
       if (lua_touserdata(L, -1) != NOMSG || k > 1) return k; /* (a message, or nil, "closed") */
       lua_settop(L, 4);
     }
+#if OP_PARKS
     if (n == 1) {                               /* a lone receive: its bound wait's wait */
       lua_rawgeti(L, 3, 1);                     /* 5 node */
       lua_pushvalue(L, UPV(8));                 /* "a" */
@@ -1119,6 +1125,7 @@ static int try_first(lua_State *L) {
       lua_settop(L, 4);
       return park_here(L);
     }
+#endif
   }
   lua_pushlightuserdata(L, NOMSG);
   lua_pushinteger(L, why);
@@ -1141,7 +1148,6 @@ static int l_try_first_fn(lua_State *L) {
   lua_pushliteral(L, "a");
   lua_pushliteral(L, "timeout");
   lua_pushcclosure(L, try_first, 9);
-  lift_top(L, "try_first");
   return 1;
 }
 
@@ -1439,7 +1445,11 @@ void cn_channel_open(lua_State *L) {
     {"channel_try_send", l_try_send}, {"channel_try_receive", l_try_receive},
     {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready},
     {"channel_try_fn", l_try_fn}, {"channel_try_first_fn", l_try_first_fn},
-    {"channel_park_fn", l_park_fn}, {"channel_unpark", l_unpark}, {NULL, NULL}
+    {"channel_unpark", l_unpark},
+#if OP_PARKS
+    {"channel_park_fn", l_park_fn},
+#endif
+    {NULL, NULL}
   };
   static const char *const untimed[] = {"channel_send_untimed", NULL};
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);

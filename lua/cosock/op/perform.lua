@@ -21,6 +21,7 @@ local yield, resume, create, costatus = coroutine.yield, coroutine.resume, corou
 local monotime, current_task, cancel_point = core.monotime, core.current_task, core.cancel_point
 
 local try_send = core.channel_try_send
+local sender_send = channel.sender.send
 local OP, is_op, argerror = node.OP, node.is_op, node.argerror
 local BASE, CHOICE, WRAP, GUARD = node.BASE, node.CHOICE, node.WRAP, node.GUARD
 local each_protected = wake.each_protected
@@ -335,8 +336,13 @@ function OP:perform()
   if b == 0 or b == 4 then return recv_wait(self, self.fast) end -- (4: woken, nothing there)
   local impl = self.impl
   if impl == send_impl then
+    local tx = self.a
+    if rawget(tx, "timeout") == nil then -- (where try_first does not send: see OP_PARKS)
+      if sender_send(tx, self.b) then return true end
+      return nil, "closed"
+    end
     -- (a sender with a timeout: perform's wait, which leaves it alone)
-    local ok, err = try_send(self.a, self.b)
+    local ok, err = try_send(tx, self.b)
     if ok then return true end
     if err == "closed" then return nil, "closed" end
     return perform(self, current_task(), true)

@@ -14,6 +14,7 @@ local yield = coroutine.yield
 local try_fn, NOMSG = core.channel_try_fn, core.channel_nomsg
 -- ... and its bound wait (node.park): a receive parked in the channel
 -- without the receiver's timeout, which another perform can wake (unpark).
+-- (none where yields are emulated: src/features/channel.c, OP_PARKS)
 local park_fn, unpark = core.channel_park_fn, core.channel_unpark
 local cancel_point = core.cancel_point
 local argerror, base, is_end = node.argerror, node.base, node.is_end
@@ -36,7 +37,7 @@ function M.recv(rx)
   end
   o = base(recv_impl, rx, try_fn(rx))
   o.fast, o.res, o.chans = { o }, false, false -- (res: recv_impl.try's; chans: try_first's)
-  o.park = park_fn(rx)
+  o.park = park_fn and park_fn(rx)
   recv_ops[rx] = o
   return o
 end
@@ -143,6 +144,7 @@ end
 -- again, and from then on finds the hub.
 function M.park_wait(nd)
   local rx, park = nd.a, nd.park
+  if not park then return NOMSG, 0 end
   while true do
     local hub, solo = hubs[rx], solos[rx]
     if (hub ~= nil and hub.live > 0) or (solo ~= nil and solo.on) then return NOMSG end
