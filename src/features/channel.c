@@ -885,16 +885,20 @@ static int bound_try_receive(lua_State *L) {
   return try_at(L, 1);
 }
 
-/* channel_try_fn(rx) -> the bound try of receiver rx (its NOMSG mark is
- * cosock.core.channel_nomsg). */
-static int l_try_fn(lua_State *L) {
+/* Pushes fn closed over the loop and the parts of receiver 1, as the
+ * receiver's own receive is (a bound function of cosock.op's recv). */
+static int bind_receiver(lua_State *L, lua_CFunction fn) {
   lua_settop(L, 1);
   locate(L, 0, "recv");                        /* 2 ud, 3 queue, 4 link */
   lua_pushvalue(L, UPV(UP_LOOP));
   lua_insert(L, 2);
-  lua_pushcclosure(L, bound_try_receive, 4);
+  lua_pushcclosure(L, fn, 4);
   return 1;
 }
+
+/* channel_try_fn(rx) -> the bound try of receiver rx (its NOMSG mark is
+ * cosock.core.channel_nomsg). */
+static int l_try_fn(lua_State *L) { return bind_receiver(L, bound_try_receive); }
 
 /* Where yields are emulated (Lua 5.1, 5.2, LuaJIT: cn_yieldk) a C function
  * that waits is resumed through a Lua wrapper (cn_lift) outside cosock's own
@@ -970,14 +974,7 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
 }
 
 /* channel_park_fn(rx) -> the bound wait of receiver rx. */
-static int l_park_fn(lua_State *L) {
-  lua_settop(L, 1);
-  locate(L, 0, "recv");                        /* 2 ud, 3 queue, 4 link */
-  lua_pushvalue(L, UPV(UP_LOOP));
-  lua_insert(L, 2);
-  lua_pushcclosure(L, bound_park_receive, 4);
-  return 1;
-}
+static int l_park_fn(lua_State *L) { return bind_receiver(L, bound_park_receive); }
 
 #else
 #define OP_PARKS 0
