@@ -903,87 +903,19 @@ static int l_try_fn(lua_State *L) { return bind_receiver(L, bound_try_receive); 
 /* Where yields are emulated (Lua 5.1, 5.2, LuaJIT: cn_yieldk) a C function
  * that waits is resumed through a Lua wrapper (cn_lift) outside cosock's own
  * Lua code as the watchdog sees it: a message its continuation took could
- * be lost to an interrupt there. So a perform's receive waits in the channel
- * (the bound wait, and try_first's lone send and receive) only where
- * lua_yieldk is; elsewhere it takes its messages from cosock's own code. */
+ * be lost to an interrupt there. So try_first parks a perform's receives and
+ * sends a lone send only where lua_yieldk is; elsewhere the perform takes
+ * its messages from cosock's own code. */
 #ifndef CN_EMULATED_K
 #define OP_PARKS 1
-
-/* A receiver's bound wait (cosock.op's lone recv): park(rx) receives as
- * the bound try does; with nothing to take it parks the task in the channel
- * (a ticket, as a plain receive's, without the receiver's timeout) and, once
- * woken, passes the scope's cancel point and tries again. Returns the
- * message, or nil, "closed", or NOMSG and why: 0, it did not wait (another
- * waits on rx, or no direct park here: the caller waits its own way); 4,
- * woken with nothing to take. The ticket is marked as a perform's
- * (rx_op): another perform needing the receiver wakes it (channel_unpark). */
-static int park_k(lua_State *L, int status, lua_KContext ctx);
-
-/* The bound wait's wait, stack 1 rx, 2 ud, 3 queue, 4 link (nothing to
- * take there now): parks, or returns NOMSG, 0 when it cannot. */
-static int park_here(lua_State *L) {
-  chan_ref c;
-  lua_Integer wid;
-  cn_tmo tmo;
-  ref_at(L, &c, 2);
-  tmo.set = 0;
-  if (lua_topointer(L, 1) != c.ch->rx || rx_waiting(&c) ||
-      (wid = cn_prepark(L, c.lp, K_RECV, &tmo, 0)) == 0) {
-    lua_settop(L, 4);
-    lua_pushlightuserdata(L, NOMSG);
-    lua_pushinteger(L, 0);
-    return 2;
-  }
-  c.ch->rx_slot = cn_current_slot(c.lp);
-  c.ch->rx_wid = wid;
-  c.ch->rx_op = 1;
-  if (c.ch->cap == 0) wake_tx_selector(L, &c); /* a rendezvous has room now */
-  lua_settop(L, 4);
-  lua_pushvalue(L, 1);
-  return cn_yieldk(L, 1, (lua_KContext)wid, park_k);
-}
-
-static int bound_park_receive(lua_State *L) {
-  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
-  chan_ref c;
-  int r;
-  if (lua_topointer(L, 1) != ch->rx) return luaL_argerror(L, 1, "its own cosock.channel receiver expected");
-  lua_settop(L, 1);
-  lua_pushvalue(L, UPV(UP_CHAN));
-  lua_pushvalue(L, UPV(UP_QUEUE));
-  lua_pushvalue(L, UPV(UP_LINK));              /* 1 rx, 2 ud, 3 queue, 4 link */
-  ref_at(L, &c, 2);
-  r = recv_try(L, &c);
-  return r >= 0 ? r : park_here(L);
-}
-
-static int park_k(lua_State *L, int status, lua_KContext ctx) {
-  chan_ref c;
-  int r;
-  (void)status;
-  luaL_checkstack(L, 12, NULL);
-  lua_settop(L, 4);
-  ref_at(L, &c, 2);
-  if (c.ch->rx_wid == (lua_Integer)ctx) c.ch->rx_wid = 0;
-  cn_cancel_point(L, c.lp);                    /* a cancelled scope's task raises here */
-  r = recv_try(L, &c);
-  if (r >= 0) return r;
-  lua_pushlightuserdata(L, NOMSG);
-  lua_pushinteger(L, 4);
-  return 2;
-}
-
-/* channel_park_fn(rx) -> the bound wait of receiver rx. */
-static int l_park_fn(lua_State *L) { return bind_receiver(L, bound_park_receive); }
-
 #else
 #define OP_PARKS 0
 #endif
 
 static void link_ref(lua_State *L, chan_ref *c);
 
-/* channel_unpark(link): wakes the perform parked in the receiver by its
- * bound wait, if any (it tries again, then waits the way the receiver's
+/* channel_unpark(link): wakes the perform parked in the receiver by
+ * try_first, if any (it tries again, then waits the way the receiver's
  * other waiters do); a plain receive's ticket is left alone. */
 static int l_unpark(lua_State *L) {
   chan_ref c;
@@ -1049,21 +981,116 @@ static int first_send(lua_State *L) {
 
 #endif
 
+/* Tries the receives of the fast list at fast (their channels' pointers in
+ * cs) in order, passing over a channel with nothing to take. Returns the
+ * number of results pushed (a message, or nil, "closed"), or -1 with the
+ * stack as it was. Uses try_first's upvalue "b". */
+static int try_each(lua_State *L, int fast, cn_chan *const *cs, lua_Integer n) {
+  int top = lua_gettop(L);
+  lua_Integer i;
+  for (i = 1; i <= n; i++) {
+    const cn_chan *ch = cs[i - 1];
+    int k;
+    if (ch->first > ch->last && !ch->closed && cn_line_len(&ch->line) == 0) continue;
+    lua_rawgeti(L, fast, i);                   /* node */
+    lua_pushvalue(L, UPV(5));                  /* "b" */
+    lua_rawget(L, -2);                         /* its bound try: its channel's parts */
+    lua_getupvalue(L, top + 2, UP_CHAN);
+    lua_getupvalue(L, top + 2, UP_QUEUE);
+    lua_getupvalue(L, top + 2, UP_LINK);
+    k = try_at(L, top + 3);
+    if (lua_touserdata(L, -1) != NOMSG || k > 1) return k; /* (a message, or nil, "closed") */
+    lua_settop(L, top);
+  }
+  return -1;
+}
+
+#if OP_PARKS
+static int park_k(lua_State *L, int status, lua_KContext ctx);
+
+/* A perform of receives alone with nothing to take, stack 1 op, 2 mt, 3 fast,
+ * 4 chans: while nobody else waits on any of its receivers it parks in
+ * each channel at once, one wait holding each receiver's ticket (as a plain
+ * receive's, without the receiver's timeout, marked as a perform's:
+ * rx_op). The first wake ends the wait and the other tickets with it (a
+ * ticket names its wait); another perform that needs a receiver wakes it
+ * (channel_unpark). Returns NOMSG, 0 when it cannot park. */
+static int park_all(lua_State *L, cn_loop *lp, cn_chan *const *cs, lua_Integer n) {
+  chan_ref c;
+  lua_Integer i, wid;
+  cn_tmo tmo;
+  c.lp = lp;
+  for (i = 0; i < n; i++) {
+    c.ch = cs[i];
+    if (rx_waiting(&c)) return -1;
+  }
+  lua_rawgeti(L, 3, 1);                        /* 5 the first node */
+  lua_pushvalue(L, UPV(8));                    /* "a" */
+  lua_rawget(L, 5);                            /* 6 its receiver: what the wait shows */
+  lua_replace(L, 1);
+  lua_settop(L, 4);
+  lua_remove(L, 2);                            /* 1 rx, 2 fast, 3 chans */
+  tmo.set = 0;
+  if ((wid = cn_prepark(L, lp, K_RECV, &tmo, 0)) == 0) return -1;
+  for (i = 0; i < n; i++) {
+    cs[i]->rx_slot = cn_current_slot(lp);
+    cs[i]->rx_wid = wid;
+    cs[i]->rx_op = 1;
+  }
+  for (i = 0; i < n; i++) {                    /* a rendezvous has room now */
+    if (cs[i]->cap != 0 || !cs[i]->tx_waker) continue;
+    lua_rawgeti(L, 2, i + 1);
+    lua_pushvalue(L, UPV(5));
+    lua_rawget(L, -2);
+    lua_getupvalue(L, -1, UP_CHAN);
+    c.ch = cs[i];
+    c.ud = lua_gettop(L);
+    wake_tx_selector(L, &c);
+    lua_settop(L, 3);
+  }
+  lua_pushvalue(L, 1);
+  return cn_yieldk(L, 1, (lua_KContext)wid, park_k);
+}
+
+/* After the wait: its tickets still on the channels are taken off, the
+ * scope's cancel point is passed, and the receives are tried again: NOMSG, 4
+ * when none has anything. Stack 1 rx, 2 fast, 3 chans. */
+static int park_k(lua_State *L, int status, lua_KContext ctx) {
+  cn_chan *const *cs;
+  lua_Integer i, n;
+  int r;
+  (void)status;
+  luaL_checkstack(L, 12, NULL);
+  lua_settop(L, 3);
+  cs = lua_touserdata(L, 3);
+  n = (lua_Integer)lua_rawlen(L, 2);
+  for (i = 0; i < n; i++)
+    if (cs[i]->rx_wid == (lua_Integer)ctx) cs[i]->rx_wid = 0;
+  cn_cancel_point(L, cn_loop_get(L));          /* a cancelled scope's task raises here */
+  r = try_each(L, 2, cs, n);
+  if (r >= 0) return r;
+  lua_pushlightuserdata(L, NOMSG);
+  lua_pushinteger(L, 4);
+  return 2;
+}
+#endif
+
 /* The first tries of a cosock.op perform, in one call (upvalues: loop, the
  * operations' metatable, the keys "fast", "chans", "b", "impl", the sends'
  * impl, the keys "a", "timeout"). For an operation made of receives alone,
  * try_first(op) returns what the first receive that can complete returned
- * (the message, or nil, "closed"); a lone receive with nothing to take
- * waits as its bound wait does (where OP_PARKS). A lone send on a sender
- * without a timeout is sent (first_send, where OP_PARKS). Otherwise it
- * returns NOMSG and why: 0, none could complete (and a lone receive did not
- * wait); 1, op is no operation; 2, no task runs; 3, op is not made of
- * receives alone (its fast list is false); 4, a lone receive waited and was
- * woken with nothing to take. The caller raises its own errors. */
+ * (the message, or nil, "closed"); with nothing to take it waits in the
+ * channels (park_all, where OP_PARKS). A lone send on a sender without a
+ * timeout is sent (first_send, where OP_PARKS). Otherwise it returns NOMSG
+ * and why: 0, none could complete (and it did not wait: another waits on
+ * one of the receivers, or no direct park here); 1, op is no operation; 2,
+ * no task runs; 3, op is not made of receives alone (its fast list is
+ * false); 4, it waited and was woken with nothing to take (call it again).
+ * The caller raises its own errors. */
 static int try_first(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
-  lua_Integer i, n;
+  lua_Integer n;
   int why = 0;
   lua_settop(L, 1);
   if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, UPV(2))) why = 1;
@@ -1083,6 +1110,7 @@ static int try_first(lua_State *L) {
   }
   if (why == 0) {
     cn_chan **cs;
+    int r;
     n = (lua_Integer)lua_rawlen(L, 3);
     lua_pushvalue(L, UPV(4));                   /* "chans" */
     if (lua_rawget(L, 1) != LUA_TUSERDATA || lua_rawlen(L, 4) != (size_t)(n > 0 ? n : 1) * sizeof *cs) {
@@ -1093,35 +1121,9 @@ static int try_first(lua_State *L) {
       lua_rawset(L, 1);                         /* (may raise: nothing taken yet) */
     }
     cs = lua_touserdata(L, 4);                  /* 4 chans */
-    for (i = 1; i <= n; i++) {
-      const cn_chan *ch = cs[i - 1];
-      int k;
-      if (ch->first > ch->last && !ch->closed && cn_line_len(&ch->line) == 0) continue;
-      lua_rawgeti(L, 3, i);                     /* 5 node */
-      lua_pushvalue(L, UPV(5));                 /* "b" */
-      lua_rawget(L, 5);                         /* 6 its bound try: its channel's */
-      lua_getupvalue(L, 6, UP_CHAN);            /* 7 ud, 8 queue, 9 link */
-      lua_getupvalue(L, 6, UP_QUEUE);
-      lua_getupvalue(L, 6, UP_LINK);
-      k = try_at(L, 7);
-      if (lua_touserdata(L, -1) != NOMSG || k > 1) return k; /* (a message, or nil, "closed") */
-      lua_settop(L, 4);
-    }
+    if ((r = try_each(L, 3, cs, n)) >= 0) return r;
 #if OP_PARKS
-    if (n == 1) {                               /* a lone receive: its bound wait's wait */
-      lua_rawgeti(L, 3, 1);                     /* 5 node */
-      lua_pushvalue(L, UPV(8));                 /* "a" */
-      lua_rawget(L, 5);                         /* 6 rx */
-      lua_pushvalue(L, UPV(5));
-      lua_rawget(L, 5);                         /* 7 its bound try (push_chans checked it) */
-      lua_getupvalue(L, 7, UP_CHAN);            /* 8 ud, 9 queue, 10 link */
-      lua_getupvalue(L, 7, UP_QUEUE);
-      lua_getupvalue(L, 7, UP_LINK);
-      lua_remove(L, 7);
-      lua_rotate(L, 1, 4);                      /* 1 rx, 2 ud, 3 queue, 4 link */
-      lua_settop(L, 4);
-      return park_here(L);
-    }
+    if (n > 0 && (r = park_all(L, lp, cs, n)) >= 0) return r;
 #endif
   }
   lua_pushlightuserdata(L, NOMSG);
@@ -1442,11 +1444,7 @@ void cn_channel_open(lua_State *L) {
     {"channel_try_send", l_try_send}, {"channel_try_receive", l_try_receive},
     {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready},
     {"channel_try_fn", l_try_fn}, {"channel_try_first_fn", l_try_first_fn},
-    {"channel_unpark", l_unpark},
-#if OP_PARKS
-    {"channel_park_fn", l_park_fn},
-#endif
-    {NULL, NULL}
+    {"channel_unpark", l_unpark}, {NULL, NULL}
   };
   static const char *const untimed[] = {"channel_send_untimed", NULL};
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);

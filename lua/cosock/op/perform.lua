@@ -168,20 +168,13 @@ local function block_all(nodes, st)
   for i = 1, #nodes do recv_impl.block(nodes[i], st) end
 end
 
-local solo_wait, solo_recvt, park_wait = recv.solo_wait, recv.solo_recvt, recv.park_wait
+local solo_wait, solo_recvt = recv.solo_wait, recv.solo_recvt
 
 -- Waits for one of the receives of op (nodes: op.fast) and returns its
 -- results: as a select on the receivers while nobody else waits on them
 -- (the solo way, src: cosock.op.recv), else through their hubs.
 local function recv_wait(op, nodes)
   local n = #nodes
-  if n == 1 then
-    local a, b = park_wait(nodes[1])
-    if a ~= NOMSG then -- (a message, or nil, "closed": returned as they came)
-      if b == nil then return a end
-      return a, b
-    end
-  end
   local recvt = op.solos
   if recvt == nil then
     recvt = solo_recvt(nodes)
@@ -320,20 +313,21 @@ end
 function OP:perform()
   -- Receives alone, the commonest perform, and a lone send on a sender
   -- without a timeout are done in one C call that also checks self and the
-  -- task (src/features/channel.c, try_first): it tries the receives, and a
-  -- lone receive with nothing there waits parked in its channel, as
-  -- recv.park_wait does; the send is the sender's own (it waits in line).
+  -- task (src/features/channel.c, try_first): it tries the receives and,
+  -- with nothing there and nobody else waiting on their receivers, waits
+  -- parked in their channels; the send is the sender's own (it waits in line).
   -- Once a message is taken nothing of ours that could fail runs before the
   -- caller has it: no call, no allocation (an error there would lose it;
   -- the watchdog does not interrupt cosock's code).
   local a, b = try_first(self)
+  while a == NOMSG and b == 4 do a, b = try_first(self) end -- (woken with nothing there)
   if a ~= NOMSG then
     if b == nil then return a end
     return a, b
   end
   if b == 1 then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
   if b == 2 then error("cosock.op: perform must be called from a cosock task", 2) end
-  if b == 0 or b == 4 then return recv_wait(self, self.fast) end -- (4: woken, nothing there)
+  if b == 0 then return recv_wait(self, self.fast) end
   local impl = self.impl
   if impl == send_impl then
     local tx = self.a

@@ -12,10 +12,9 @@ local yield = coroutine.yield
 -- recv(rx) holds rx's bound try (node.b): a receive that never waits and
 -- returns NOMSG when there is nothing to take (src/channel.c).
 local try_fn, NOMSG = core.channel_try_fn, core.channel_nomsg
--- ... and its bound wait (node.park): a receive parked in the channel
--- without the receiver's timeout, which another perform can wake (unpark).
--- (none where yields are emulated: src/features/channel.c, OP_PARKS)
-local park_fn, unpark = core.channel_park_fn, core.channel_unpark
+-- A perform parked in the channels by its first try (src/features/channel.c,
+-- try_first) is woken out of its place by another that needs the receiver.
+local unpark = core.channel_unpark
 local cancel_point = core.cancel_point
 local argerror, base, is_end = node.argerror, node.base, node.is_end
 local wake_set, enlist = wake.wake_set, wake.enlist
@@ -37,7 +36,6 @@ function M.recv(rx)
   end
   o = base(recv_impl, rx, try_fn(rx))
   o.fast, o.res, o.chans = { o }, false, false -- (res: recv_impl.try's; chans: try_first's)
-  o.park = park_fn and park_fn(rx)
   recv_ops[rx] = o
   return o
 end
@@ -83,14 +81,17 @@ local function armed(hub, rx)
   return rx.link.waker == hub.fire
 end
 
--- A receive perform that waits alone on a receiver nobody else waits on
--- (solo_wait) waits on it the way a select does, through the receiver's
+-- A perform of receives alone whose receivers nobody else waits on waits
+-- parked in their channels (its first try, try_first). Where it cannot (no
+-- direct park: Lua 5.1, 5.2, LuaJIT, a -DCN_NO_DIRECT_PARK build) it
+-- (solo_wait) waits on them the way a select does, through each receiver's
 -- solo object, which gives the loop's waker to the receiver itself: no hub,
 -- no waker object of the perform's. solo.on: such a perform may wait now
 -- (the loop's setwaker(kind, nil), at its wake or its cancel, clears it once
 -- the receiver took the waker back). A perform that then needs the hub
 -- wakes it first (steal): it tries again and waits through the hub from
--- then on. A steal also takes back a waker that an error left on the
+-- then on (a perform parked in the channels is woken the same way:
+-- channel_unpark). A steal also takes back a waker that an error left on the
 -- receiver (a loop's waker is called once: calling it again does nothing).
 local solos = setmetatable({}, { __mode = "k" })
 local waiting = core.channel_waiting
@@ -135,22 +136,6 @@ function M.solo_wait(nodes, recvt)
   yield(recvt)
   cancel_point() -- a cancelled scope's task raises here (cosock.scope)
   return true
-end
-
--- A lone receive perform waits parked in the channel (its bound wait) while
--- nobody else waits on rx; it returns what it received, or NOMSG when it
--- must wait the solo or the hub's way (another waits on rx, or no direct
--- park here). A perform that needs rx's hub wakes it (steal): it tries
--- again, and from then on finds the hub.
-function M.park_wait(nd)
-  local rx, park = nd.a, nd.park
-  if not park then return NOMSG, 0 end
-  while true do
-    local hub, solo = hubs[rx], solos[rx]
-    if (hub ~= nil and hub.live > 0) or (solo ~= nil and solo.on) then return NOMSG end
-    local a, b = park(rx)
-    if a ~= NOMSG or b == 0 then return a, b end
-  end
 end
 
 local function steal(rx)
