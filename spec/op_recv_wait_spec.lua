@@ -1,8 +1,10 @@
 -- cosock.op's receives alone (issue 28): the bound try that op.recv keeps
--- (cosock.core.channel_try_fn), a receive that waits alone on its receiver
--- the way a select does, and the hub that takes over when a second perform
--- waits on the same receiver. Every wait here ends by a message, a close or
--- a cancel; the loop itself stops a spec that would hang (net.run's limit).
+-- (cosock.core.channel_try_fn), a perform's first tries
+-- (channel_try_first_fn), which wait parked in the channels, a wait alone
+-- the way a select does where they cannot, and the hub that takes over when
+-- a second perform waits on the same receiver (channel_unpark). Every wait
+-- here ends by a message, a close or a cancel; the loop itself stops a spec
+-- that would hang (net.run's limit).
 
 local cosock = require "cosock"
 local core = require "cosock.core"
@@ -11,6 +13,23 @@ local net = require "spec.support.net"
 
 local channel = cosock.channel
 local pack, in_task = net.pack, net.in_task
+
+local function try_first_of()
+  return core.channel_try_first_fn(op.op_methods, require("cosock.op.send").impl)
+end
+
+-- Whether a perform's first try waits parked in the channels here: not where
+-- yields are emulated (5.1, 5.2, LuaJIT), nor on a build without direct
+-- parks (it returns NOMSG, 0 at once).
+local function parks()
+  local r = in_task(function()
+    local _, rx = channel.new()
+    cosock.spawn(function() core.channel_unpark(rx.link) end, "waker")
+    return select(2, try_first_of()(op.recv(rx)))
+  end)
+  cosock.reset()
+  return r[1] == 4
+end
 
 describe("cosock.op receives alone", function()
   before_each(function() cosock.reset() end)
@@ -71,7 +90,7 @@ describe("cosock.op receives alone", function()
   end)
 
   describe("channel_try_first_fn (a perform's first tries in one call)", function()
-    local try_first = core.channel_try_first_fn(op.op_methods)
+    local try_first = try_first_of()
     local NOMSG = core.channel_nomsg
 
     it("in a task, returns what the first receive that can complete returns", function()
@@ -99,19 +118,94 @@ describe("cosock.op receives alone", function()
 
     it("returns NOMSG and why nothing was taken: 0 none could, 1 no operation, 2 no task, 3 not receives alone", function()
       local _, rx = channel.new()
+      local tx2, rx2 = channel.new()
       local tx = channel.new()
+      tx:settimeout(1)
       assert.same(pack(NOMSG, 2), pack(try_first(op.recv(rx))))
       assert.same(pack(NOMSG, 1), pack(try_first({})))
       assert.same(pack(NOMSG, 1), pack(try_first(42)))
       local r = in_task(function()
-        return pack(try_first(op.recv(rx))), pack(try_first(op.send(tx, 1))),
-          pack(try_first(op.recv(rx):wrap(print)))
+        -- (0: with a plain receive waiting on rx2 the choice cannot wait)
+        local h = cosock.spawn(function() rx2:settimeout(1); return rx2:receive() end, "plain")
+        cosock.socket.sleep(0)
+        local none = pack(try_first(op.choice(op.recv(rx), op.recv(rx2))))
+        tx2:send("x")
+        h:join(1)
+        return none, pack(try_first(op.send(tx, 1))), pack(try_first(op.recv(rx):wrap(print)))
       end)
       assert.same(pack(pack(NOMSG, 0), pack(NOMSG, 3), pack(NOMSG, 3)), r)
     end)
 
-    it("needs the operations' metatable", function()
-      assert.has_error(function() core.channel_try_first_fn(1) end)
+    -- (where yields are emulated it neither sends nor parks: NOMSG, 3 and
+    -- NOMSG, 0; perform then does it from cosock's own code)
+    local emulated = rawget(_G, "jit") ~= nil or _VERSION == "Lua 5.1" or _VERSION == "Lua 5.2"
+
+    it("sends a lone send on a sender without a timeout: true, or nil, 'closed'", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local sent = pack(try_first(op.send(tx, "m")))
+        rx:settimeout(0)
+        local got = rx:receive()
+        tx:close()
+        return sent, got, pack(try_first(op.send(tx, "late")))
+      end)
+      if emulated then
+        assert.same(pack(pack(NOMSG, 3), nil, pack(NOMSG, 3)), r)
+      else
+        assert.same(pack(pack(true), "m", pack(nil, "closed")), r)
+      end
+    end)
+
+    it("waits in line for a lone send on a rendezvous until a receiver takes it", function()
+      if emulated then return end
+      local r = in_task(function()
+        local tx, rx = channel.new(0)
+        local got
+        cosock.spawn(function() rx:settimeout(1); got = rx:receive() end, "receiver")
+        return pack(try_first(op.send(tx, "m"))), got
+      end)
+      assert.same(pack(pack(true), "m"), r)
+    end)
+
+    it("in a cancelled scope, raises at its wake instead of taking a message", function()
+      if not parks() then return end
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local taken
+        cosock.scope.run(function(s)
+          cosock.spawn(function() s:cancel() end, "canceller")
+          taken = pack(pcall(try_first, op.recv(rx)))
+        end)
+        tx:send("kept")
+        return taken[1], rx:receive()
+      end)
+      assert.same(pack(false, "kept"), r)
+    end)
+
+    it("needs the operations' metatable and the sends' impl", function()
+      assert.has_error(function() core.channel_try_first_fn(1, {}) end)
+      assert.has_error(function() core.channel_try_first_fn(op.op_methods) end)
+    end)
+  end)
+
+  describe("channel_unpark", function()
+    it("leaves a plain receive's wait alone", function()
+      local r = in_task(function()
+        local tx, rx = channel.new()
+        local h = cosock.spawn(function() rx:settimeout(1); return rx:receive() end, "plain")
+        cosock.socket.sleep(0)
+        core.channel_unpark(rx.link)
+        cosock.socket.sleep(0)
+        local still = core.channel_waiting(rx.link)
+        tx:send("x")
+        return still, pack(h:join(1))
+      end)
+      assert.same(pack(true, pack(true, "x")), r)
+    end)
+
+    it("raises a clear error for anything but a channel's link", function()
+      assert.has_error(function() core.channel_unpark({}) end)
+      assert.has_error(function() core.channel_unpark(42) end)
     end)
   end)
 
@@ -121,6 +215,55 @@ describe("cosock.op receives alone", function()
     for k in pairs(cosock) do listed = listed or k == "op" end
     assert.is_true(listed)
   end)
+
+  -- A perform of receives alone waits parked in their channels from its
+  -- first try: one receive, or a choice of two (woken by either). Where it
+  -- does not park (parks()), the first try returns NOMSG, 0 at once.
+  local lone_waits = {
+    { "one receive", function(rx) return try_first_of()(op.recv(rx)) end },
+    { "a choice of two", function(rx)
+      local _, other = channel.new()
+      return try_first_of()(op.choice(op.recv(other), op.recv(rx)))
+    end },
+  }
+  for _, way in ipairs(lone_waits) do
+    local name, wait = way[1], way[2]
+    local NOMSG = core.channel_nomsg
+    describe("the first try's wait for " .. name, function()
+      it("parks with nothing there, untimed, and returns the message a send brings", function()
+        local parked = parks()
+        local r = in_task(function()
+          local tx, rx = channel.new()
+          rx:settimeout(0) -- (the receiver's own timeout is not the wait's)
+          cosock.spawn(function() tx:send("late") end, "sender")
+          return pack(wait(rx)), rx.timeout
+        end)
+        assert.same(pack(parked and pack("late") or pack(NOMSG, 0), 0), r)
+      end)
+
+      it("is woken by channel_unpark and returns NOMSG, 4; the receiver is free again", function()
+        local parked = parks()
+        local r = in_task(function()
+          local _, rx = channel.new()
+          cosock.spawn(function() core.channel_unpark(rx.link) end, "waker")
+          return pack(wait(rx)), core.channel_waiting(rx.link)
+        end)
+        assert.same(pack(pack(NOMSG, parked and 4 or 0), false), r)
+      end)
+
+      it("returns NOMSG, 0 without waiting while another task waits on the receiver", function()
+        local r = in_task(function()
+          local tx, rx = channel.new()
+          local h = cosock.spawn(function() rx:settimeout(1); return rx:receive() end, "plain")
+          cosock.socket.sleep(0)
+          local first = pack(wait(rx))
+          tx:send("x")
+          return first, pack(h:join(1))
+        end)
+        assert.same(pack(pack(NOMSG, 0), pack(true, "x")), r)
+      end)
+    end)
+  end
 
   describe("a receive perform", function()
     it("returns a message as one value and a close as two", function()

@@ -32,22 +32,25 @@ local function check_fn(fname, fn)
 end
 
 -- Node kinds. A base node holds its impl (the table of try / block / finish
--- functions of its module) and up to two arguments.
-local BASE, CHOICE, WRAP, GUARD, NACK = 1, 2, 3, 4, 5
+-- functions of its module) and up to two arguments, and no kind: its kind
+-- is BASE, nil (the metatable has no field kind). Base operations are made
+-- per message (op.send), and a table of four fields is half the size of one
+-- of eight: the collector's work, with many tasks alive, follows the bytes.
+local BASE, CHOICE, WRAP, GUARD, NACK = nil, 2, 3, 4, 5
 M.BASE, M.CHOICE, M.WRAP, M.GUARD, M.NACK = BASE, CHOICE, WRAP, GUARD, NACK
 
--- Every node has a field fast: the list of receive nodes it is made of when
--- it is nothing but receives (a recv, a choice of them; no wraps), else
--- false. perform tries those with their bound tries and waits on them alone
--- (cosock.op.perform); fast is always there, so reading it never goes to
--- the metatable.
+-- Every combinator node, and every receive, has a field fast: the list of
+-- receive nodes it is made of when it is nothing but receives (a recv, a
+-- choice of them; no wraps), else false. perform tries those with their
+-- bound tries and waits on them alone (cosock.op.perform). The other base
+-- nodes have none (nil, from the metatable: read only where a choice is
+-- made; perform's first try reads it raw).
 
 -- A base node is also its own instance for perform's first, non-waiting tries
 -- (node.node = node: the try functions read inst.node.a).
 function M.base(impl, a, b)
-  -- (node, res and fast made here: setting them later would grow the table)
-  local node = setmetatable({ kind = BASE, impl = impl, a = a, b = b, node = false, res = false,
-    fast = false }, OP)
+  -- (node made here: setting it later would grow the table)
+  local node = setmetatable({ impl = impl, a = a, b = b, node = false }, OP)
   node.node = node
   return node
 end
@@ -74,7 +77,7 @@ function M.choice(...)
     local o = ops[i]
     if not is_op(o) then argerror(i, "choice", "cosock.op operation expected, got " .. type(o)) end
   end
-  return setmetatable({ kind = CHOICE, ops = ops, n = n, fast = fast_of(ops, n) }, OP)
+  return setmetatable({ kind = CHOICE, ops = ops, n = n, fast = fast_of(ops, n), chans = false }, OP)
 end
 
 --- op:wrap(f) -> op: when op is chosen, perform returns f(op's results).

@@ -23,10 +23,10 @@ local monotime, current_task, cancel_point = core.monotime, core.current_task, c
 local try_send = core.channel_try_send
 local sender_send = channel.sender.send
 local OP, is_op, argerror = node.OP, node.is_op, node.argerror
-local try_first = core.channel_try_first_fn(OP)
 local BASE, CHOICE, WRAP, GUARD = node.BASE, node.CHOICE, node.WRAP, node.GUARD
 local each_protected = wake.each_protected
 local time_impl, recv_impl, send_impl = basic.time_impl, recv.impl, send.impl
+local try_first = core.channel_try_first_fn(OP, send_impl)
 local withdraw_all, NOMSG = send.withdraw_all, recv.NOMSG
 
 local make_waker -- (below)
@@ -173,7 +173,7 @@ local solo_wait, solo_recvt = recv.solo_wait, recv.solo_recvt
 -- Waits for one of the receives of op (nodes: op.fast) and returns its
 -- results: as a select on the receivers while nobody else waits on them
 -- (the solo way, src: cosock.op.recv), else through their hubs.
-local function recv_wait(op, nodes, task)
+local function recv_wait(op, nodes)
   local n = #nodes
   local recvt = op.solos
   if recvt == nil then
@@ -191,7 +191,7 @@ local function recv_wait(op, nodes, task)
   end
   -- (every field a wake sets exists from the start: setting it then
   -- allocates nothing, and cannot fail)
-  local st = { task = task, offers = NONE, nacks = NONE, offering = NONE, blocked = nodes,
+  local st = { task = current_task(), offers = NONE, nacks = NONE, offering = NONE, blocked = nodes,
     wake = false, woken = false, waking = false, done = false }
   local recvt = { make_waker(st) }
   while true do
@@ -311,31 +311,37 @@ end
 --- op:perform() -> the chosen operation's results, after its wrap functions.
 --- Only in a cosock task (or a coroutine whose yields a task forwards).
 function OP:perform()
-  -- Receives alone, the commonest perform, are tried in one C call that
-  -- also checks self and the task (src/channel.c, try_first). Once a message
-  -- is taken nothing of ours that could fail runs before the caller has it:
-  -- no call, no allocation (an error there would lose it; the watchdog does
-  -- not interrupt cosock's code).
+  -- Receives alone, the commonest perform, and a lone send on a sender
+  -- without a timeout are done in one C call that also checks self and the
+  -- task (src/features/channel.c, try_first): it tries the receives and,
+  -- with nothing there and nobody else waiting on their receivers, waits
+  -- parked in their channels; the send is the sender's own (it waits in line).
+  -- Once a message is taken nothing of ours that could fail runs before the
+  -- caller has it: no call, no allocation (an error there would lose it;
+  -- the watchdog does not interrupt cosock's code).
   local a, b = try_first(self)
+  while a == NOMSG and b == 4 do a, b = try_first(self) end -- (woken with nothing there)
   if a ~= NOMSG then
     if b == nil then return a end
     return a, b
   end
   if b == 1 then argerror(1, "perform", "cosock.op operation expected, got " .. type(self)) end
   if b == 2 then error("cosock.op: perform must be called from a cosock task", 2) end
-  local task = current_task()
-  if b == 0 then return recv_wait(self, self.fast, task) end
+  if b == 0 then return recv_wait(self, self.fast) end
   local impl = self.impl
   if impl == send_impl then
     local tx = self.a
+    if rawget(tx, "timeout") == nil then -- (where try_first does not send: see OP_PARKS)
+      if sender_send(tx, self.b) then return true end
+      return nil, "closed"
+    end
+    -- (a sender with a timeout: perform's wait, which leaves it alone)
     local ok, err = try_send(tx, self.b)
     if ok then return true end
     if err == "closed" then return nil, "closed" end
-    if rawget(tx, "timeout") ~= nil then return perform(self, task, true) end
-    ok, err = sender_send(tx, self.b)
-    if ok then return true end
-    return nil, "closed"
+    return perform(self, current_task(), true)
   end
+  local task = current_task()
   if self.kind == BASE and not (impl == time_impl and self.b) then
     -- One base operation (not a sleep): its node is its own instance.
     local r = impl.try(self)

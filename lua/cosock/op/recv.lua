@@ -12,6 +12,9 @@ local yield = coroutine.yield
 -- recv(rx) holds rx's bound try (node.b): a receive that never waits and
 -- returns NOMSG when there is nothing to take (src/channel.c).
 local try_fn, NOMSG = core.channel_try_fn, core.channel_nomsg
+-- A perform parked in the channels by its first try (src/features/channel.c,
+-- try_first) is woken out of its place by another that needs the receiver.
+local unpark = core.channel_unpark
 local cancel_point = core.cancel_point
 local argerror, base, is_end = node.argerror, node.base, node.is_end
 local wake_set, enlist = wake.wake_set, wake.enlist
@@ -32,7 +35,7 @@ function M.recv(rx)
     argerror(1, "recv", "cosock.channel receiver expected, got " .. type(rx))
   end
   o = base(recv_impl, rx, try_fn(rx))
-  o.fast = { o }
+  o.fast, o.res, o.chans = { o }, false, false -- (res: recv_impl.try's; chans: try_first's)
   recv_ops[rx] = o
   return o
 end
@@ -78,14 +81,17 @@ local function armed(hub, rx)
   return rx.link.waker == hub.fire
 end
 
--- A receive perform that waits alone on a receiver nobody else waits on
--- (solo_wait) waits on it the way a select does, through the receiver's
+-- A perform of receives alone whose receivers nobody else waits on waits
+-- parked in their channels (its first try, try_first). Where it cannot (no
+-- direct park: Lua 5.1, 5.2, LuaJIT, a -DCN_NO_DIRECT_PARK build) it
+-- (solo_wait) waits on them the way a select does, through each receiver's
 -- solo object, which gives the loop's waker to the receiver itself: no hub,
 -- no waker object of the perform's. solo.on: such a perform may wait now
 -- (the loop's setwaker(kind, nil), at its wake or its cancel, clears it once
 -- the receiver took the waker back). A perform that then needs the hub
 -- wakes it first (steal): it tries again and waits through the hub from
--- then on. A steal also takes back a waker that an error left on the
+-- then on (a perform parked in the channels is woken the same way:
+-- channel_unpark). A steal also takes back a waker that an error left on the
 -- receiver (a loop's waker is called once: calling it again does nothing).
 local solos = setmetatable({}, { __mode = "k" })
 local waiting = core.channel_waiting
@@ -133,6 +139,7 @@ function M.solo_wait(nodes, recvt)
 end
 
 local function steal(rx)
+  unpark(rx.link)
   local solo = solos[rx]
   if solo ~= nil and solo.on then
     local link = rx.link

@@ -11,14 +11,14 @@ local compat = require "cosock.compat"
 local node = require "cosock.op.node"
 local wake = require "cosock.op.wake"
 
-local type, error, pcall = type, error, pcall
+local type, error, pcall, getmetatable, setmetatable = type, error, pcall, getmetatable, setmetatable
 local pack = compat.pack
 local resume, create, costatus = coroutine.resume, coroutine.create, coroutine.status
 local sender_send = channel.sender.send
 -- A send that never waits, and a send that waits without the sender's
 -- timeout: the ends' own timeouts are left alone (src/channel.c).
 local try_send, send_untimed = core.channel_try_send, core.channel_send_untimed
-local argerror, base, is_end = node.argerror, node.base, node.is_end
+local argerror, is_end = node.argerror, node.is_end
 local each_protected = wake.each_protected
 
 local M = {}
@@ -26,11 +26,18 @@ local M = {}
 local send_impl = {}
 M.impl = send_impl
 
+-- (the senders' metatable checked first: a send is made per message)
+local tx_mt = getmetatable((channel.new()))
+local OP = node.OP
+
 function M.send(tx, v)
-  if not is_end(tx, channel.sender) then
+  if getmetatable(tx) ~= tx_mt and not is_end(tx, channel.sender) then
     argerror(1, "send", "cosock.channel sender expected, got " .. type(tx))
   end
-  return base(send_impl, tx, v)
+  -- (node.base, inline)
+  local n = setmetatable({ impl = send_impl, a = tx, b = v, node = false }, OP)
+  n.node = n
+  return n
 end
 
 local SENT, CLOSED = { true, n = 1 }, { nil, "closed", n = 2 }
