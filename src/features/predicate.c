@@ -477,6 +477,8 @@ static int run_body(lua_State *ev) {
     cn_wd_unwatch(lp);
     /* (its first value: true, or nil for whenever's end) */
     if (lua_toboolean(ev, 3) || (lp->preds.w[i].until_nil && lua_isnoneornil(ev, 3))) {
+      if (!lua_checkstack(ev, 1))              /* (the values may fill the stack) */
+        return luaL_error(ev, "cosock.when: a predicate returned too many values");
       lua_pushinteger(ev, i);
       lua_replace(ev, 2);
       return lua_gettop(ev) - 1;               /* i, values... */
@@ -575,6 +577,7 @@ static void preds_pass(lua_State *L, cn_loop *lp, int ran) {
   for (from = 0; from < n; from = i + 1) {
     int nres = 0, r = eval_run(L, lp, ws, from, n, &i, &nres);
     if (r == EV_FALSE) break;
+    if (i < 0) lua_error(L);                   /* the evaluator failed before any predicate ran */
     if (!still_waits(L, lp, i, ws)) {          /* the predicate ended it (a cancel) */
       drop(lp, i);
     } else {
