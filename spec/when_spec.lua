@@ -51,6 +51,21 @@ describe("cosock.when", function()
       L.assert_clean()
     end)
 
+    it("returns all of pred's values however many it returns when the loop evaluates it", function()
+      local x, r = 0, nil
+      local many = {}
+      for i = 1, 200 do many[i] = i end
+      cosock.spawn(function()
+        r = pack(when.wait(function() if x >= 2 then return compat.unpack(many) end end))
+      end)
+      cosock.spawn(function() for i = 1, 4 do x = i; L.pass() end end)
+      cosock.run()
+      assert.equal(200, r.n)
+      assert.equal(1, r[1])
+      assert.equal(200, r[200])
+      L.assert_clean()
+    end)
+
     it("returns at once, without yielding, when pred is true already", function()
       local passes, seen, r = 0, nil, nil
       cosock.spawn(function()
