@@ -180,16 +180,21 @@ static void drop(cn_loop *lp, int i) {
 #define PRED_KEY(i) (2 * (lua_Integer)(i) + 1)
 #define W_KEY(i) (2 * (lua_Integer)(i) + 2)
 
+/* For a parked wait (waitid != 0): 1 while e is still the wait it was
+ * listed for, else 0; -1 for a wait through w's waker (still_waits looks). */
+static inline int parked_waits(cn_loop *lp, const cn_pwait *e) {
+  cn_task *t;
+  if (e->gone) return 0;
+  if (e->waitid == 0) return -1;
+  t = cn_task_get(lp, e->slot);
+  return t != NULL && t->waitid == e->waitid && t->state == T_PARKED && !t->timed_out;
+}
+
 /* True while wait i is still the wait it was listed for. ws: the index of
  * the ws table. Leaves the stack as it was. */
 static int still_waits(lua_State *L, cn_loop *lp, int i, int ws) {
-  cn_pwait *e = &lp->preds.w[i];
-  int ok;
-  if (e->gone) return 0;
-  if (e->waitid != 0) {
-    cn_task *t = cn_task_get(lp, e->slot);
-    return t != NULL && t->waitid == e->waitid && t->state == T_PARKED && !t->timed_out;
-  }
+  int ok = parked_waits(lp, &lp->preds.w[i]);
+  if (ok >= 0) return ok;
   lua_rawgeti(L, ws, W_KEY(i));                /* w */
   lua_getfield(L, -1, "waker");
   ok = lua_isfunction(L, -1) && !cn_waker_stale(L, lp, -1);
@@ -466,7 +471,9 @@ static int run_body(lua_State *ev) {
   int *at = (int *)lua_touserdata(ev, 5);
   lua_settop(ev, 2);
   for (; i < n; i++) {
-    if (!still_waits(ev, lp, i, 1)) {
+    int ok = parked_waits(lp, &lp->preds.w[i]);
+    if (ok < 0) ok = still_waits(ev, lp, i, 1);
+    if (!ok) {
       drop(lp, i);
       continue;
     }
