@@ -179,6 +179,21 @@ static void set_in(lua_State *L, int ref, lua_Integer i) {
   lua_pop(L, 1);
 }
 
+/* cos[2 * slot + 1] and cos[2 * slot + 2] = the values at indices co and
+ * name (0: false for both, a freed slot; a nil name is NONAME). Within the
+ * array: cannot fail. */
+static void set_pair(lua_State *L, cn_loop *lp, int slot, int co, int name) {
+  cn_push_ref(L, lp->tasks.r_cos);
+  if (co == 0) lua_pushboolean(L, 0);
+  else lua_pushvalue(L, co);
+  lua_rawseti(L, -2, 2 * (lua_Integer)slot + 1);
+  if (co == 0) lua_pushboolean(L, 0);
+  else if (lua_isnil(L, name)) lua_pushlightuserdata(L, NONAME);
+  else lua_pushvalue(L, name);
+  lua_rawseti(L, -2, 2 * (lua_Integer)slot + 2);
+  lua_pop(L, 1);
+}
+
 cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   int slot;
   cn_task *t;
@@ -205,11 +220,7 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   cn_hooks_handle_map(L, lp, handle, -1);
   lua_pop(L, 1);
   lp->tasks.nfree--;
-  lua_pushvalue(L, co);
-  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 1);
-  if (lua_isnil(L, name)) lua_pushlightuserdata(L, NONAME);
-  else lua_pushvalue(L, name);
-  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 2);
+  set_pair(L, lp, slot, co, name);
   lua_pushvalue(L, handle);
   set_in(L, lp->tasks.r_handles, slot + 1);
   th_node_init(&t->timer);
@@ -253,10 +264,7 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  lua_pushboolean(L, 0);
-  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)t->slot + 1);
-  lua_pushboolean(L, 0);
-  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)t->slot + 2);
+  set_pair(L, lp, t->slot, 0, 0);
   lua_pushnil(L);
   set_in(L, lp->tasks.r_handles, t->slot + 1);
   /* A nil stored under a missing key would still make the key (and may
