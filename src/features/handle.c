@@ -271,8 +271,10 @@ void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first,
   lua_pushvalue(L, -3);
   lua_rawset(L, -3);
   lua_pop(L, 2);
-  /* The waiters, taken off first: each waker calls setwaker(nil) back. */
-  if (push_keyed(L, lp->r_handle_waiters, handle) == LUA_TTABLE) {
+  /* The waiters, taken off first: each waker calls setwaker(nil) back. No
+   * handle has a list: none to look up. */
+  if (lp->handle_lists > 0 && push_keyed(L, lp->r_handle_waiters, handle) == LUA_TTABLE) {
+    lp->handle_lists--;
     waiters = lua_gettop(L);
     cn_push_ref(L, lp->r_handle_waiters);
     lua_pushvalue(L, handle);
@@ -336,6 +338,7 @@ static int h_setwaker(lua_State *L) {
     lua_pushvalue(L, -3);
     lua_rawset(L, -3);
     lua_pop(L, 1);
+    lp->handle_lists++;
   }
   lua_pushvalue(L, 3);
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);

@@ -179,6 +179,20 @@ static void set_in(lua_State *L, int ref, lua_Integer i) {
   lua_pop(L, 1);
 }
 
+/* Clears records[slot] if there is one (an existing key: no allocation; a
+ * nil stored under a missing key would still make the key, and may
+ * allocate). With no record at all, nothing to look up. */
+static void drop_record(lua_State *L, cn_loop *lp, int slot) {
+  if (lp->tasks.nrecords == 0) return;
+  cn_task_push_record(L, lp, slot);
+  if (!lua_isnil(L, -1)) {
+    lua_pushnil(L);
+    set_in(L, lp->tasks.r_records, slot);
+    lp->tasks.nrecords--;
+  }
+  lua_pop(L, 1);
+}
+
 /* cos[2 * slot + 1] and cos[2 * slot + 2] = the values at indices co and
  * name (0: false for both, a freed slot; a nil name is NONAME). Within the
  * array: cannot fail. */
@@ -210,12 +224,7 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   lp->tasks.freehead = t->next;
   /* A record a finalizer's cancel left behind (a wake was listing an object
    * for the task it freed) is not this task's (an existing key: no allocation). */
-  cn_task_push_record(L, lp, slot);
-  if (!lua_isnil(L, -1)) {
-    lua_pushnil(L);
-    set_in(L, lp->tasks.r_records, slot);
-  }
-  lua_pop(L, 1);
+  drop_record(L, lp, slot);
   lua_pushinteger(L, slot);
   cn_hooks_handle_map(L, lp, handle, -1);
   lua_pop(L, 1);
@@ -267,14 +276,7 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   set_pair(L, lp, t->slot, 0, 0);
   lua_pushnil(L);
   set_in(L, lp->tasks.r_handles, t->slot + 1);
-  /* A nil stored under a missing key would still make the key (and may
-   * allocate): only a task that has a record clears it. */
-  cn_task_push_record(L, lp, t->slot);
-  if (!lua_isnil(L, -1)) {
-    lua_pushnil(L);
-    set_in(L, lp->tasks.r_records, t->slot);
-  }
-  lua_pop(L, 1);
+  drop_record(L, lp, t->slot);
 }
 
 static void init_lists(cn_loop *lp) {
@@ -320,6 +322,7 @@ void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables) {
   tables = lua_absindex(L, tables);
   free_all(lp);
   lp->tasks.epoch++;
+  lp->tasks.nrecords = 0;                      /* (the new records table is empty) */
   /* Existing registry slots: no allocation. */
   lua_pushvalue(L, tables);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_cos);
@@ -550,6 +553,7 @@ void cn_push_record(lua_State *L, cn_loop *lp, int slot) {
     lua_createtable(L, R_WAIT, 0);             /* records, rec */
     lua_pushvalue(L, -1);
     lua_rawseti(L, -3, slot);                  /* may raise: nothing changed */
+    lp->tasks.nrecords++;
     lua_remove(L, -2);
   }
 }
