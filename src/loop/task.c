@@ -208,7 +208,7 @@ static void set_pair(lua_State *L, cn_loop *lp, int slot, int co, int name) {
   lua_pop(L, 1);
 }
 
-cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle, int mapped) {
   int slot;
   cn_task *t;
   co = lua_absindex(L, co);
@@ -225,9 +225,11 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   /* A record a finalizer's cancel left behind (a wake was listing an object
    * for the task it freed) is not this task's (an existing key: no allocation). */
   drop_record(L, lp, slot);
-  lua_pushinteger(L, slot);
-  cn_hooks_handle_map(L, lp, handle, -1);
-  lua_pop(L, 1);
+  if (slot != mapped) {
+    lua_pushinteger(L, slot);
+    cn_hooks_handle_map(L, lp, handle, -1);
+    lua_pop(L, 1);
+  }
   lp->tasks.nfree--;
   set_pair(L, lp, slot, co, name);
   lua_pushvalue(L, handle);
