@@ -26,7 +26,7 @@ static int l_spawn(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   lua_State *co;
   cn_task *t;
-  int site, line;
+  int site, line, guess;
   /* Named here: luaL_checktype would name it after however it was reached. */
   if (lua_type(L, 1) != LUA_TFUNCTION)
     return luaL_error(L, "bad argument #1 to 'spawn' (function expected, got %s)",
@@ -37,8 +37,12 @@ static int l_spawn(lua_State *L) {
   co = lua_newthread(L);                       /* fn, name, co */
   lua_pushvalue(L, 1);
   lua_xmove(L, co, 1);
-  cn_handle_push(L, lp, 2, 3);                 /* fn, name, co, handle */
-  t = cn_task_new(L, lp, 3, 2, 4);             /* may raise before taking a slot */
+  /* The handle maps to the slot the task will most likely take: cn_task_new
+   * maps it again only when a finalizer took that one meanwhile. */
+  guess = cn_task_next_slot(lp);
+  lua_pushinteger(L, guess);                   /* fn, name, co, guess */
+  cn_handle_push(L, lp, 2, 4);                 /* fn, name, co, guess, handle */
+  t = cn_task_new(L, lp, 3, 2, 5, guess);      /* may raise before taking a slot */
   t->site = site;
   t->site_line = line;
   return 1;

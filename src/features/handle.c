@@ -198,8 +198,9 @@ static int h_tostring(lua_State *L) {
 
 /* ---- outcomes and waiters ---------------------------------------------------
  * results[handle] = { how, n = count, values... } once the task ended (how:
- * true returned, false raised, "cancelled"); waiters[handle] = { waker... }
- * while it runs. Both tables have weak keys. */
+ * true returned, false raised), or, with no values to keep, the plain value
+ * true (returned nothing) or "cancelled": the common endings make no table.
+ * waiters[handle] = { waker... } while it runs. Both tables have weak keys. */
 
 /* True when the value at idx is one of this loop's handles. */
 static int is_handle(lua_State *L, cn_loop *lp, int idx) {
@@ -222,16 +223,20 @@ static int push_keyed(lua_State *L, int ref, int key) {
   return lua_type(L, -1);
 }
 
-/* Pushes the values of the outcome table at idx as join returns them. */
+/* Pushes the values of the outcome at idx as join returns them. */
 static int push_outcome(lua_State *L, int idx) {
   lua_Integer i, n;
   idx = lua_absindex(L, idx);
-  lua_rawgeti(L, idx, 1);                      /* how */
-  if (lua_type(L, -1) == LUA_TSTRING) {        /* "cancelled" */
+  if (lua_type(L, idx) == LUA_TBOOLEAN) {      /* returned nothing */
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  if (lua_type(L, idx) == LUA_TSTRING) {       /* "cancelled" */
     lua_pushnil(L);
-    lua_insert(L, -2);
+    lua_pushvalue(L, idx);
     return 2;
   }
+  lua_rawgeti(L, idx, 1);                      /* how */
   lua_getfield(L, idx, "n");
   n = lua_tointeger(L, -1);
   lua_pop(L, 1);
@@ -246,23 +251,30 @@ void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first,
   first = lua_absindex(L, first);
   if (!lua_istable(L, handle)) return;         /* dropped: nobody can ask */
   luaL_checkstack(L, 6, NULL);
-  lua_createtable(L, n + 1, 1);                /* outcome */
-  if (how == CN_ENDED_CANCELLED) lua_pushliteral(L, "cancelled");
-  else lua_pushboolean(L, how == CN_ENDED_RETURNED);
-  lua_rawseti(L, -2, 1);
-  for (i = 0; i < n; i++) {
-    lua_pushvalue(L, first + i);
-    lua_rawseti(L, -2, i + 2);
+  if (how == CN_ENDED_CANCELLED) {             /* outcome (a cancel keeps no values) */
+    lua_pushliteral(L, "cancelled");
+  } else if (how == CN_ENDED_RETURNED && n == 0) {
+    lua_pushboolean(L, 1);
+  } else {
+    lua_createtable(L, n + 1, 1);
+    lua_pushboolean(L, how == CN_ENDED_RETURNED);
+    lua_rawseti(L, -2, 1);
+    for (i = 0; i < n; i++) {
+      lua_pushvalue(L, first + i);
+      lua_rawseti(L, -2, i + 2);
+    }
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "n");
   }
-  lua_pushinteger(L, n);
-  lua_setfield(L, -2, "n");
   cn_push_ref(L, lp->r_handle_results);        /* outcome, results */
   lua_pushvalue(L, handle);
   lua_pushvalue(L, -3);
   lua_rawset(L, -3);
   lua_pop(L, 2);
-  /* The waiters, taken off first: each waker calls setwaker(nil) back. */
-  if (push_keyed(L, lp->r_handle_waiters, handle) == LUA_TTABLE) {
+  /* The waiters, taken off first: each waker calls setwaker(nil) back. No
+   * handle has a list: none to look up. */
+  if (lp->handle_lists > 0 && push_keyed(L, lp->r_handle_waiters, handle) == LUA_TTABLE) {
+    lp->handle_lists--;
     waiters = lua_gettop(L);
     cn_push_ref(L, lp->r_handle_waiters);
     lua_pushvalue(L, handle);
@@ -326,6 +338,7 @@ static int h_setwaker(lua_State *L) {
     lua_pushvalue(L, -3);
     lua_rawset(L, -3);
     lua_pop(L, 1);
+    lp->handle_lists++;
   }
   lua_pushvalue(L, 3);
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
@@ -355,7 +368,7 @@ static int join_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
   lua_settop(L, 4);
-  if (push_keyed(L, lp->r_handle_results, 1) == LUA_TTABLE) return push_outcome(L, -1);
+  if (push_keyed(L, lp->r_handle_results, 1) != LUA_TNIL) return push_outcome(L, -1);
   lua_pop(L, 1);
   if (handle_task(L, lp) == NULL) {            /* forgotten (a reset): as cancelled */
     lua_pushnil(L);
@@ -394,7 +407,7 @@ static int h_join(lua_State *L) {
   }
   if (!cn_running(lp) || !cn_isyieldable(L))
     return luaL_error(L, "cosock: join must be called from a task");
-  if (push_keyed(L, lp->r_handle_results, 1) == LUA_TTABLE) return push_outcome(L, -1);
+  if (push_keyed(L, lp->r_handle_results, 1) != LUA_TNIL) return push_outcome(L, -1);
   lua_pop(L, 1);
   t = handle_task(L, lp);
   if (t == NULL) {                             /* forgotten (a reset): as cancelled */

@@ -88,6 +88,7 @@ typedef struct cn_loop {
     int nxarmed;              /* other timers queued in the heap (cn_xtimer) */
     size_t nxreserved;        /* heap room kept for those */
     int r_cos, r_handles, r_records; /* registry: the tasks' Lua values (task.c) */
+    int nrecords;             /* records in r_records: none, none to look for */
     unsigned epoch;           /* bumped by reset: what a caller read before is gone */
   } tasks;
 
@@ -203,6 +204,8 @@ typedef struct cn_loop {
   int r_handle_cos;           /* registry: handle -> slot, then coroutine; weak */
   int r_handle_results;       /* registry: handle -> outcome, weak keys */
   int r_handle_waiters;       /* registry: handle -> its waiters' wakers, weak keys */
+  int handle_lists;           /* waiter lists made and not yet taken by a task's end
+                               * (more once a handle with one is collected) */
 
   /* timer_object.c: the timer objects of cosock.timer. */
   struct {

@@ -179,7 +179,36 @@ static void set_in(lua_State *L, int ref, lua_Integer i) {
   lua_pop(L, 1);
 }
 
-cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
+/* Clears records[slot] if there is one (an existing key: no allocation; a
+ * nil stored under a missing key would still make the key, and may
+ * allocate). With no record at all, nothing to look up. */
+static void drop_record(lua_State *L, cn_loop *lp, int slot) {
+  if (lp->tasks.nrecords == 0) return;
+  cn_task_push_record(L, lp, slot);
+  if (!lua_isnil(L, -1)) {
+    lua_pushnil(L);
+    set_in(L, lp->tasks.r_records, slot);
+    lp->tasks.nrecords--;
+  }
+  lua_pop(L, 1);
+}
+
+/* cos[2 * slot + 1] and cos[2 * slot + 2] = the values at indices co and
+ * name (0: false for both, a freed slot; a nil name is NONAME). Within the
+ * array: cannot fail. */
+static void set_pair(lua_State *L, cn_loop *lp, int slot, int co, int name) {
+  cn_push_ref(L, lp->tasks.r_cos);
+  if (co == 0) lua_pushboolean(L, 0);
+  else lua_pushvalue(L, co);
+  lua_rawseti(L, -2, 2 * (lua_Integer)slot + 1);
+  if (co == 0) lua_pushboolean(L, 0);
+  else if (lua_isnil(L, name)) lua_pushlightuserdata(L, NONAME);
+  else lua_pushvalue(L, name);
+  lua_rawseti(L, -2, 2 * (lua_Integer)slot + 2);
+  lua_pop(L, 1);
+}
+
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle, int mapped) {
   int slot;
   cn_task *t;
   co = lua_absindex(L, co);
@@ -195,21 +224,14 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle) {
   lp->tasks.freehead = t->next;
   /* A record a finalizer's cancel left behind (a wake was listing an object
    * for the task it freed) is not this task's (an existing key: no allocation). */
-  cn_task_push_record(L, lp, slot);
-  if (!lua_isnil(L, -1)) {
-    lua_pushnil(L);
-    set_in(L, lp->tasks.r_records, slot);
+  drop_record(L, lp, slot);
+  if (slot != mapped) {
+    lua_pushinteger(L, slot);
+    cn_hooks_handle_map(L, lp, handle, -1);
+    lua_pop(L, 1);
   }
-  lua_pop(L, 1);
-  lua_pushinteger(L, slot);
-  cn_hooks_handle_map(L, lp, handle, -1);
-  lua_pop(L, 1);
   lp->tasks.nfree--;
-  lua_pushvalue(L, co);
-  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 1);
-  if (lua_isnil(L, name)) lua_pushlightuserdata(L, NONAME);
-  else lua_pushvalue(L, name);
-  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)slot + 2);
+  set_pair(L, lp, slot, co, name);
   lua_pushvalue(L, handle);
   set_in(L, lp->tasks.r_handles, slot + 1);
   th_node_init(&t->timer);
@@ -253,20 +275,10 @@ void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
-  lua_pushboolean(L, 0);
-  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)t->slot + 1);
-  lua_pushboolean(L, 0);
-  set_in(L, lp->tasks.r_cos, 2 * (lua_Integer)t->slot + 2);
+  set_pair(L, lp, t->slot, 0, 0);
   lua_pushnil(L);
   set_in(L, lp->tasks.r_handles, t->slot + 1);
-  /* A nil stored under a missing key would still make the key (and may
-   * allocate): only a task that has a record clears it. */
-  cn_task_push_record(L, lp, t->slot);
-  if (!lua_isnil(L, -1)) {
-    lua_pushnil(L);
-    set_in(L, lp->tasks.r_records, t->slot);
-  }
-  lua_pop(L, 1);
+  drop_record(L, lp, t->slot);
 }
 
 static void init_lists(cn_loop *lp) {
@@ -312,6 +324,7 @@ void cn_tasks_reset(lua_State *L, cn_loop *lp, int tables) {
   tables = lua_absindex(L, tables);
   free_all(lp);
   lp->tasks.epoch++;
+  lp->tasks.nrecords = 0;                      /* (the new records table is empty) */
   /* Existing registry slots: no allocation. */
   lua_pushvalue(L, tables);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->tasks.r_cos);
@@ -542,6 +555,7 @@ void cn_push_record(lua_State *L, cn_loop *lp, int slot) {
     lua_createtable(L, R_WAIT, 0);             /* records, rec */
     lua_pushvalue(L, -1);
     lua_rawseti(L, -3, slot);                  /* may raise: nothing changed */
+    lp->tasks.nrecords++;
     lua_remove(L, -2);
   }
 }

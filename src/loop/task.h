@@ -141,8 +141,15 @@ void cn_tasks_free(lua_State *L, cn_loop *lp);   /* everything, for the loop's _
 
 /* Takes a free slot for the coroutine, name and handle at those indices (may
  * raise before taking it; a finalizer that spawns or resets meanwhile is
- * allowed); the new task is ready for the next pass. */
-cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle);
+ * allowed); the new task is ready for the next pass. The handle is mapped
+ * to the slot (cn_hook.handle_map) unless it was made mapping to it already
+ * (mapped: the slot it maps to, or -1). */
+cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle, int mapped);
+/* The slot the next cn_task_new will most likely take (the first free one),
+ * for a handle made before it. */
+static inline int cn_task_next_slot(const cn_loop *lp) {
+  return lp->tasks.nfree > 0 ? lp->tasks.freehead : lp->tasks.nslots;
+}
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t);
 /* Pushes t's coroutine. */
 void cn_task_push_co(lua_State *L, cn_task *t);
