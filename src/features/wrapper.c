@@ -111,7 +111,8 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
   timeouts tm;
   cn_tmo tmo;
   lua_Number deadline, left, now = -1;
-  luaL_checkstack(L, 6, NULL);
+  /* (Up to the park this pushes one value at a time, within the 20 slots a
+   * C function starts with: the stack is checked for the tuple below.) */
   if (known) tm = *known;
   else read_timeouts(L, self, &tm);
   /* The wait's timeout: the block timeout as it was set (so metadata and a
@@ -154,6 +155,7 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
   /* Yielding to another coroutine: what cosock's wrappers yield,
    * ({self}, {}, timeout) or ({}, {self}, timeout); {self} is made once per
    * wrapper and kind. */
+  luaL_checkstack(L, 6, NULL);
   if (rawfield(L, self, kind == K_RECV ? KEY(RECVT) : KEY(SENDT)) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 1, 0);
@@ -175,7 +177,7 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
  * on top of the stack, the third is the error), or it was a zero timeout's
  * one yield (the deadline at base is ZERO_WAIT). */
 static int wait_timed_out(lua_State *L, int base) {
-  int timed_out = (lua_type(L, base) == LUA_TNUMBER && lua_tonumber(L, base) == ZERO_WAIT)
+  int timed_out = lua_tonumber(L, base) == ZERO_WAIT  /* (nil reads 0) */
                   || (lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT)));
   if (timed_out) cn_cancel_point(L, cn_loop_get(L)); /* a scope's cancel ends it so */
   return timed_out;
