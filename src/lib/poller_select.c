@@ -111,9 +111,15 @@ static int sel_wait(void *state, double timeout, cn_event *out, int max) {
   int n;
 #ifdef WORDWISE
   /* Only the words select reads (the first (maxfd + 1) bits, in words). */
-  size_t bytes = (size_t)(s->maxfd / NFDBITS + 1) * sizeof(fd_word);
-  memcpy(&rd, &s->rd, bytes);
-  memcpy(&wr, &s->wr, bytes);
+  int words = s->maxfd / NFDBITS + 1;
+  if (words == 1) {                            /* (fds below 64: no memcpy call) */
+    fd_word r = word_at(&s->rd, 0), x = word_at(&s->wr, 0);
+    memcpy(&rd, &r, sizeof r);
+    memcpy(&wr, &x, sizeof x);
+  } else {
+    memcpy(&rd, &s->rd, (size_t)words * sizeof(fd_word));
+    memcpy(&wr, &s->wr, (size_t)words * sizeof(fd_word));
+  }
 #else
   rd = s->rd;
   wr = s->wr;

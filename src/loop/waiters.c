@@ -216,11 +216,12 @@ void cn_fd_apply(cn_loop *lp) {
   for (i = 0; i < lp->waiters.ndirty; i++) {
     int fd = lp->waiters.dirty[i];
     int want = (lp->waiters.fdcount[fd * 2] ? CN_READ : 0) | (lp->waiters.fdcount[fd * 2 + 1] ? CN_WRITE : 0);
+    int mask = cn_poller_get(&lp->waiters.poller, fd);
     want |= watched(lp, fd);
     lp->waiters.fdflag[fd] &= (unsigned char)~FD_DIRTY;
     /* Removing interest cannot fail in a way that matters: a closed fd has
-     * already left the kernel's set. */
-    cn_poller_set(&lp->waiters.poller, fd, want & cn_poller_get(&lp->waiters.poller, fd), 0);
+     * already left the kernel's set. (Waited on again: nothing to remove.) */
+    if ((want & mask) != mask) cn_poller_set(&lp->waiters.poller, fd, want & mask, 0);
   }
   lp->waiters.ndirty = 0;
 }
