@@ -7,14 +7,13 @@
  * Where fd_set is the bit array of words that Linux's select reads (NFDBITS
  * bits a word, fd's bit in word fd / NFDBITS), a wait copies and scans only
  * the words up to the highest fd, a word at a time: per wait, work grows
- * with the highest fd / 64 and the ready fds, not with every fd below the
- * highest (a few hundred sockets: a few words instead of a few hundred
- * FD_ISSET tests). Elsewhere it uses FD_ISSET on each fd. */
+ * with the highest fd / NFDBITS (64 or 32) and the ready fds, not with every
+ * fd below the highest (a few hundred sockets: a few words instead of a few
+ * hundred FD_ISSET tests). Elsewhere it uses FD_ISSET on each fd. */
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
@@ -112,7 +111,7 @@ static int sel_wait(void *state, double timeout, cn_event *out, int max) {
 #ifdef WORDWISE
   /* Only the words select reads (the first (maxfd + 1) bits, in words). */
   int words = s->maxfd / NFDBITS + 1;
-  if (words == 1) {                            /* (fds below 64: no memcpy call) */
+  if (words == 1) {                            /* (all in the first word: no memcpy call) */
     fd_word r = word_at(&s->rd, 0), x = word_at(&s->wr, 0);
     memcpy(&rd, &r, sizeof r);
     memcpy(&wr, &x, sizeof x);
