@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,6 +181,39 @@ static void large_fd_moves_off_select(void **state) {
   close(big);
 }
 
+/* Ready fds in several words of a select set, at the edges of a word (63,
+ * 64) and above the last word boundary (130), each reported once with its
+ * own events; an fd waited on by no one is not reported, and after the
+ * highest fd leaves, the rest still are. */
+static void fds_across_set_words(void **state) {
+  fixture *f = *state;
+  static const int rd[] = {63, 64, 130};
+  const int wr = 127;
+  cn_event *ev;
+  int i, n;
+  for (i = 0; i < 3; i++) {
+    assert_int_equal(fcntl(rd[i], F_GETFD), -1);     /* free before the test */
+    assert_int_equal(dup2(f->sv[0], rd[i]), rd[i]);
+    assert_int_equal(cn_poller_set(&f->p, rd[i], CN_READ, 0), 0);
+  }
+  assert_int_equal(fcntl(wr, F_GETFD), -1);
+  assert_int_equal(dup2(f->sv[1], wr), wr);
+  assert_int_equal(cn_poller_set(&f->p, wr, CN_WRITE, 0), 0);
+  assert_int_equal(write(f->sv[1], "x", 1), 1);
+  n = cn_poller_wait(&f->p, 1.0, &ev);
+  assert_int_equal(n, 4);
+  for (i = 0; i < 3; i++) assert_int_equal(find(ev, n, rd[i]), CN_READ);
+  assert_int_equal(find(ev, n, wr), CN_WRITE);
+  assert_int_equal(find(ev, n, f->sv[0]), 0);
+  assert_int_equal(cn_poller_set(&f->p, 130, 0, 0), 0);
+  n = cn_poller_wait(&f->p, 1.0, &ev);
+  assert_int_equal(n, 3);
+  assert_int_equal(find(ev, n, 130), 0);
+  assert_int_equal(find(ev, n, 64), CN_READ);
+  for (i = 0; i < 3; i++) close(rd[i]);
+  close(wr);
+}
+
 /* Each test once per backend, named after it: "readable_after_write [epoll]". */
 #define ON(fn, backend) \
   { #fn " [" #backend "]", fn, setup_##backend, teardown, NULL }
@@ -232,6 +266,7 @@ int main(void) {
     BOTH(negative_fd_is_refused),
     BOTH(peer_close_counts_as_readable),
     BOTH(loaded_poller_still_waits),
+    BOTH(fds_across_set_words),
     ON(closed_fd_is_reported_invalid, select),
     ON(large_fd_moves_off_select, select),
   };

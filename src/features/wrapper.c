@@ -111,7 +111,8 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
   timeouts tm;
   cn_tmo tmo;
   lua_Number deadline, left, now = -1;
-  luaL_checkstack(L, 6, NULL);
+  /* (Up to the park this pushes one value at a time, within the 20 slots a
+   * C function starts with: the stack is checked for the tuple below.) */
   if (known) tm = *known;
   else read_timeouts(L, self, &tm);
   /* The wait's timeout: the block timeout as it was set (so metadata and a
@@ -154,6 +155,7 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
   /* Yielding to another coroutine: what cosock's wrappers yield,
    * ({self}, {}, timeout) or ({}, {self}, timeout); {self} is made once per
    * wrapper and kind. */
+  luaL_checkstack(L, 6, NULL);
   if (rawfield(L, self, kind == K_RECV ? KEY(RECVT) : KEY(SENDT)) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_createtable(L, 1, 0);
@@ -175,8 +177,9 @@ static int wait_begin(lua_State *L, cn_loop *lp, int self, int kind, int dl, con
  * on top of the stack, the third is the error), or it was a zero timeout's
  * one yield (the deadline at base is ZERO_WAIT). */
 static int wait_timed_out(lua_State *L, int base) {
-  int timed_out = (lua_type(L, base) == LUA_TNUMBER && lua_tonumber(L, base) == ZERO_WAIT)
-                  || (lua_gettop(L) >= base + 3 && lua_rawequal(L, base + 3, KEY(TIMEOUT)));
+  int timed_out = lua_tonumber(L, base) == ZERO_WAIT  /* (nil reads 0) */
+                  || (lua_gettop(L) >= base + 3 && lua_type(L, base + 3) == LUA_TSTRING &&
+                      lua_rawequal(L, base + 3, KEY(TIMEOUT)));
   if (timed_out) cn_cancel_point(L, cn_loop_get(L)); /* a scope's cancel ends it so */
   return timed_out;
 }
@@ -229,10 +232,16 @@ static int is_closed(lua_State *L, int self) {
   return closed;
 }
 
+/* The wait kind of an error not yet looked at (wait_kind decides). */
+#define KIND_OF_ERR (-2)
+
 /* The inner receive failed with err: wait and try again, or give up. tcp:
- * the inner is a LuaSocket TCP object (cn_ls_tcp), kept for the retry. */
-static int receive_wait(lua_State *L, const timeouts *known, const char *tcp) {
-  int kind = wait_kind(L, RV_ERR, K_RECV), n;
+ * the inner is a LuaSocket TCP object (cn_ls_tcp), kept for the retry.
+ * kind: K_RECV when err is known to be LuaSocket's "timeout", else
+ * KIND_OF_ERR. */
+static int receive_wait(lua_State *L, const timeouts *known, const char *tcp, int kind) {
+  int n;
+  if (kind == KIND_OF_ERR) kind = wait_kind(L, RV_ERR, K_RECV);
   if (kind >= 0) {
     if ((n = wait_begin(L, cn_loop_get(L), RV_SELF, kind, RV_DEADLINE, known)) > 0)
       return cn_yieldk(L, n, tcp != NULL, receive_k);
@@ -274,9 +283,9 @@ static void push_line(lua_State *L, const char *s, size_t len) {
 
 /* A line receive on a LuaSocket TCP object, done here in LuaSocket's own
  * buffer as its receive("*l") does it (luasocket_tcp.c). Returns 1 with the
- * line pushed; 0 when the socket has nothing or the peer closed with nothing
- * buffered (err stored as LuaSocket's error: "timeout" or "closed"; its
- * partial result is the prefix, as at RV_PARTIAL); -1 when LuaSocket's
+ * line pushed; 0 when the socket has nothing, 2 when the peer closed with
+ * nothing buffered (err stored as LuaSocket's error: "timeout", "closed";
+ * its partial result is the prefix, as at RV_PARTIAL); -1 when LuaSocket's
  * receive must run (another pattern, a partial line, an error). */
 static int receive_direct(lua_State *L, char *tcp) {
   const char *line;
@@ -289,7 +298,7 @@ static int receive_direct(lua_State *L, char *tcp) {
      * (which the retry below then gives up on): no second recv() to learn it. */
     lua_pushvalue(L, got == 0 ? KEY(TIMEOUT) : KEY(CLOSEDERR));
     lua_replace(L, RV_ERR);
-    got = 0;
+    got = got == 0 ? 0 : 2;
   } else if (got > 0) {
     push_line(L, line, len);                   /* may raise: the line stays buffered */
     cn_ls_take(tcp, len + 1);                  /* the '\n' is taken too */
@@ -303,7 +312,8 @@ static int receive_try(lua_State *L, char *tcp) {
   lua_settop(L, RV_DEADLINE);
   switch (tcp ? receive_direct(L, tcp) : -1) {
   case 1: return 1;
-  case 0: return receive_wait(L, NULL, tcp);
+  case 0: return receive_wait(L, NULL, tcp, K_RECV);
+  case 2: return receive_wait(L, NULL, tcp, KIND_OF_ERR);
   }
   push_method(L, RV_INNER, KEY(RECEIVE));
   lua_pushvalue(L, RV_PATTERN);
@@ -316,7 +326,7 @@ static int receive_try(lua_State *L, char *tcp) {
   lua_copy(L, -2, RV_ERR);
   lua_copy(L, -1, RV_PARTIAL);
   lua_settop(L, RV_DEADLINE);
-  return receive_wait(L, NULL, tcp);
+  return receive_wait(L, NULL, tcp, KIND_OF_ERR);
 }
 
 /* ctx: whether the inner was proven a LuaSocket TCP object before the wait
@@ -385,12 +395,14 @@ static int w_receive(lua_State *L) {
     if (wait_first) {
       /* The inner's would-block error: LuaSocket's unless the wrapper names
        * its own (tls: "wantread"). */
+      int kind = KIND_OF_ERR;
       if (tcp != NULL || rawfield(L, RV_SELF, KEY(WOULDBLOCK)) != LUA_TSTRING) {
         lua_settop(L, RV_DEADLINE);
         lua_pushvalue(L, KEY(TIMEOUT));
+        kind = K_RECV;
       }
       lua_replace(L, RV_ERR);
-      return receive_wait(L, &tm, tcp);        /* timeouts just read */
+      return receive_wait(L, &tm, tcp, kind);  /* timeouts just read */
     }
   }
   return receive_try(L, tcp);

@@ -45,10 +45,6 @@ void cn_poller_free(cn_poller *p) {
   memset(p, 0, sizeof *p);
 }
 
-int cn_poller_get(const cn_poller *p, int fd) {
-  return fd >= 0 && fd < p->nmask ? p->mask[fd] : 0;
-}
-
 static int grow_masks(cn_poller *p, int fd) {
   int n = p->nmask ? p->nmask : 64;
   int *mask;

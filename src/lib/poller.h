@@ -67,8 +67,10 @@ void cn_poller_free(cn_poller *p);
  * (the file behind fd may have changed). Returns 0, or -1 with errno: ENOMEM,
  * ERANGE (fd does not fit any backend), or the backend's error. */
 int cn_poller_set(cn_poller *p, int fd, int mask, int force);
-/* The applied mask of fd. */
-int cn_poller_get(const cn_poller *p, int fd);
+/* The applied mask of fd (inline: every wait asks). */
+static inline int cn_poller_get(const cn_poller *p, int fd) {
+  return fd >= 0 && fd < p->nmask ? p->mask[fd] : 0;
+}
 /* Waits up to timeout seconds (< 0: no limit). A signal ends the wait: -1
  * with errno EINTR, so that the caller can let the signal's handling run
  * before it waits again with the time left. Fds found closed are reported with CN_INVALID and forgotten. While

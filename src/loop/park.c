@@ -483,19 +483,20 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
  * With protected_calls, errors of those calls are caught and the first one is
  * left on the stack (returns 1); otherwise they propagate (returns 0). */
 int cn_unpark(lua_State *L, cn_loop *lp, cn_task *t, int protected_calls, int rec) {
-  int i, n = t->nwait, failed = 0, top = lua_gettop(L);
-  luaL_checkstack(L, 8, NULL);
+  int i, n = t->nwait, failed = 0, top;
   cn_timer_disarm(lp, t);
   t->waitid = 0;
   t->nwait = 0;
   t->timed_out = 0;                            /* (the resumer read it first) */
   if (n == 0) return 0;
-  if (t->bare) {                               /* one native wait, no record entries */
+  if (t->bare) {                               /* one native wait, no record entries, no stack */
     t->bare = 0;
     if (t->waits[0].fd >= 0)
       cn_fd_unregister(L, lp, t->slot, t->waits[0].fd, t->waits[0].kind, 0, 1);
     return 0;
   }
+  top = lua_gettop(L);
+  luaL_checkstack(L, 8, NULL);
   if (rec == 0) {
     cn_task_push_record(L, lp, t->slot);        /* a protocol wait has one (no allocation) */
     rec = lua_gettop(L);

@@ -216,11 +216,12 @@ void cn_fd_apply(cn_loop *lp) {
   for (i = 0; i < lp->waiters.ndirty; i++) {
     int fd = lp->waiters.dirty[i];
     int want = (lp->waiters.fdcount[fd * 2] ? CN_READ : 0) | (lp->waiters.fdcount[fd * 2 + 1] ? CN_WRITE : 0);
+    int mask = cn_poller_get(&lp->waiters.poller, fd);
     want |= watched(lp, fd);
     lp->waiters.fdflag[fd] &= (unsigned char)~FD_DIRTY;
     /* Removing interest cannot fail in a way that matters: a closed fd has
-     * already left the kernel's set. */
-    cn_poller_set(&lp->waiters.poller, fd, want & cn_poller_get(&lp->waiters.poller, fd), 0);
+     * already left the kernel's set. (Waited on again: nothing to remove.) */
+    if ((want & mask) != mask) cn_poller_set(&lp->waiters.poller, fd, want & mask, 0);
   }
   lp->waiters.ndirty = 0;
 }
@@ -430,17 +431,20 @@ int cn_fd_watch(cn_loop *lp, int fd, int events) {
 }
 
 /* ---- the fd cache of the project's wrappers -------------------------------
- * Kept in the wrapper table under a light userdata key only this file has
- * (no Lua code reads or writes it by name): written when the loop first
- * registers the wrapper's socket, read on every later wait, dropped by
- * closing() and forget_fd(). Still a value in a table a program can reach
- * with next(), so only a plausible fd is trusted. */
-static const char fd_key = 0;
+ * Kept in the wrapper table under an integer key no Lua code of the project
+ * reads or writes (FD_KEY, negative: never part of a sequence, so # and
+ * ipairs do not see it): written when the loop first registers the
+ * wrapper's socket, read on every later wait, dropped by closing() and
+ * forget_fd(). An integer key because Lua finds one in a few instructions
+ * (a light userdata key took a generic lookup, 143 instructions a wait).
+ * Still a value in a table a program can reach with next(), so only a
+ * plausible fd is trusted. */
+#define FD_KEY (-1668248427)                   /* "cosk" */
 
 int cn_fd_cached(lua_State *L, int obj) {
   int isnum = 0;
   lua_Integer fd = 0;
-  if (lua_rawgetp(L, obj, &fd_key) == LUA_TNUMBER) fd = lua_tointegerx(L, -1, &isnum);
+  if (lua_rawgeti(L, obj, FD_KEY) == LUA_TNUMBER) fd = lua_tointegerx(L, -1, &isnum);
   lua_pop(L, 1);
   return isnum && fd >= 0 && fd < CN_MAX_FD ? (int)fd : -1;
 }
@@ -449,7 +453,7 @@ void cn_fd_cache(lua_State *L, int obj, int fd) {
   obj = lua_absindex(L, obj);
   if (fd >= 0) lua_pushinteger(L, fd);
   else lua_pushnil(L);
-  lua_rawsetp(L, obj, &fd_key);
+  lua_rawseti(L, obj, FD_KEY);
 }
 
 /* ---- life of the index ----------------------------------------------------- */

@@ -21,8 +21,8 @@
 ---   _recvr_waker, _sendr_waker  the wakers the loop gave (waker protocol)
 ---   _closed                 true after close() (with cosock.set_close_wakes(true)
 ---                           a later setwaker is then called at once)
---- (The loop also caches the inner socket's fd in the wrapper, under a key only
---- src/waiters.c has; close and setfd ask it to forget it.)
+--- (The loop also caches the inner socket's fd in the wrapper, under a negative
+--- integer key only src/loop/waiters.c uses; close and setfd ask it to forget it.)
 ---   _wouldblock             the error the inner receive gives when it would block,
 ---                           when it is not LuaSocket's "timeout" (tls: "wantread")
 --- src/wrapper.c reads every field raw (never through the method table).
