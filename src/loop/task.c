@@ -183,7 +183,6 @@ static void set_in(lua_State *L, int ref, lua_Integer i) {
  * nil stored under a missing key would still make the key, and may
  * allocate). With no record at all, nothing to look up. */
 static void drop_record(lua_State *L, cn_loop *lp, int slot) {
-  if (lp->tasks.nrecords == 0) return;
   cn_task_push_record(L, lp, slot);
   if (!lua_isnil(L, -1)) {
     lua_pushnil(L);
@@ -541,6 +540,10 @@ void cn_task_set_handle(lua_State *L, cn_loop *lp, cn_task *t, int handle) {
 }
 
 void cn_task_push_record(lua_State *L, cn_loop *lp, int slot) {
+  if (lp->tasks.nrecords == 0) {               /* none at all: nothing to look up */
+    lua_pushnil(L);
+    return;
+  }
   cn_push_ref(L, lp->tasks.r_records);
   lua_rawgeti(L, -1, slot);
   lua_remove(L, -2);
