@@ -7,6 +7,7 @@ local cosock = require "cosock"
 local L = require "spec.support.loop"
 local net = require "spec.support.net"
 local compat = require "cosock.compat"
+local V = require "spec.support.version"
 
 local function pack(...) return compat.pack(...) end
 
@@ -155,6 +156,29 @@ describe("handle:join", function()
     assert.has.match("bad argument #1 to 'join' %(number or nil expected, got string%)", errs[1])
     assert.has.match("bad argument #1 to 'join' %(timeout is NaN%)", errs[2])
     assert.has.error_match(function() h.join({}) end, "bad self to 'join' %(thread handle expected, got table%)")
+    L.assert_clean()
+  end)
+
+  it("sees a task fail whose results the loop has no room to keep, and run raises that error", function()
+    -- More results than the loop's stack takes (LuaJIT and PUC 5.1 allow
+    -- 8,000 slots to a C function, the others a million), fewer than the
+    -- task's own stack holds.
+    local n = (V.jit or V.puc51) and 7990 or 999960
+    local unpack = compat.unpack
+    local r
+    local h = cosock.spawn(function()
+      L.pass()
+      local t = {}
+      for i = 1, n do t[i] = i end
+      return unpack(t, 1, n)
+    end, "big")
+    cosock.spawn(function() r = pack(h:join()) end, "joiner")
+    local ok, err = pcall(cosock.run)
+    assert.is_false(ok)
+    assert.truthy(L.has(err, "out of memory (keeping a task's results)"), tostring(err))
+    cosock.run()                                   -- (the joiner, woken, ends)
+    assert.equal(false, r[1])
+    assert.truthy(L.has(r[2], "out of memory (keeping a task's results)"), tostring(r[2]))
     L.assert_clean()
   end)
 

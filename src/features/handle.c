@@ -24,6 +24,8 @@
  * the old one must keep talking to theirs. */
 #include "config.h"
 
+#include <limits.h>
+
 #include <string.h>
 
 #include <lauxlib.h>
@@ -274,7 +276,7 @@ void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first,
   /* The waiters, taken off first: each waker calls setwaker(nil) back. No
    * handle has a list: none to look up. */
   if (lp->handle_lists > 0 && push_keyed(L, lp->r_handle_waiters, handle) == LUA_TTABLE) {
-    lp->handle_lists--;
+    if (lp->handle_lists < INT_MAX) lp->handle_lists--; /* (at INT_MAX it stays: see h_setwaker) */
     waiters = lua_gettop(L);
     cn_push_ref(L, lp->r_handle_waiters);
     lua_pushvalue(L, handle);
@@ -338,7 +340,9 @@ static int h_setwaker(lua_State *L) {
     lua_pushvalue(L, -3);
     lua_rawset(L, -3);
     lua_pop(L, 1);
-    lp->handle_lists++;
+    /* Counted up to INT_MAX, then kept there: a list whose handle was
+     * collected first is never taken back, so the count can only be high. */
+    if (lp->handle_lists < INT_MAX) lp->handle_lists++;
   }
   lua_pushvalue(L, 3);
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);

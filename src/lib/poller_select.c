@@ -63,6 +63,12 @@ static fd_word word_at(const fd_set *set, int w) {
   return v;
 }
 
+/* The words of a set that hold fds 0 .. maxfd (one when there is none).
+ * (NFDBITS is unsigned in some libcs: -1 / NFDBITS would be huge.) */
+static int words_for(int maxfd) {
+  return maxfd < 0 ? 1 : maxfd / (int)NFDBITS + 1;
+}
+
 static int lowest_bit(fd_word v) {
 #if defined(__GNUC__)
   return __builtin_ctzl(v);
@@ -78,13 +84,13 @@ static int lowest_bit(fd_word v) {
 static int collect(const select_state *s, const fd_set *rd, const fd_set *wr, cn_event *out, int max) {
   int count = 0;
 #ifdef WORDWISE
-  int w, words = s->maxfd / NFDBITS + 1;
+  int w, words = words_for(s->maxfd);
   for (w = 0; w < words && count < max; w++) {
     fd_word r = word_at(rd, w), x = word_at(wr, w), any = r | x;
     while (any != 0 && count < max) {
       int b = lowest_bit(any);
       fd_word bit = (fd_word)1 << b;
-      out[count].fd = w * NFDBITS + b;
+      out[count].fd = w * (int)NFDBITS + b;
       out[count].events = (r & bit ? CN_READ : 0) | (x & bit ? CN_WRITE : 0);
       count++;
       any &= any - 1;
@@ -110,7 +116,7 @@ static int sel_wait(void *state, double timeout, cn_event *out, int max) {
   int n;
 #ifdef WORDWISE
   /* Only the words select reads (the first (maxfd + 1) bits, in words). */
-  int words = s->maxfd / NFDBITS + 1;
+  int words = words_for(s->maxfd);
   if (words == 1) {                            /* (all in the first word: no memcpy call) */
     fd_word r = word_at(&s->rd, 0), x = word_at(&s->wr, 0);
     memcpy(&rd, &r, sizeof r);

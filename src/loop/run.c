@@ -39,7 +39,10 @@ static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co, 
   if (!lua_checkstack(L, n + LUA_MINSTACK)) {  /* no room for its results: they cannot be kept */
     lua_settop(co, 0);
     cn_task_free(L, lp, t);
-    luaL_error(L, "cosock: out of memory (keeping a task's results)");
+    lua_pushliteral(L, "cosock: out of memory (keeping a task's results)");
+    /* Its joiners see it fail with the error run raises (not wait for ever). */
+    cn_hooks_task_end(L, lp, base, CN_ENDED_RAISED, base + 1, 1);
+    lua_error(L);
   }
   lua_xmove(co, L, n);
   lua_settop(co, 0);
