@@ -29,19 +29,37 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-"$top/scripts/install-deps.sh" --lua "$version"
 suffix=
 lua=lua$version
 [ "$version" = 5.3 ] || suffix=-lua$version
 [ "$version" = jit ] && { suffix=-luajit; lua=luajit; }
 case "$mode" in
-""|--valgrind) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="$lua" ;;
---no-fast-path) dir=build$suffix; "$top/scripts/build.sh" "$dir" LUA="$lua"
-	COSOCK_NO_FAST_PATH=1; export COSOCK_NO_FAST_PATH ;;
---no-direct-park) dir=build-nodirect$suffix
-	"$top/scripts/build.sh" "$dir" LUA="$lua" CFLAGS="-g -O2 -DCN_NO_DIRECT_PARK" ;;
---sanitizers) dir=build-asan$suffix; "$top/scripts/build.sh" "$dir" --enable-sanitizers LUA="$lua" ;;
+--no-direct-park) dir=build-nodirect$suffix ;;
+--sanitizers) dir=build-asan$suffix ;;
+*) dir=build$suffix ;;
 esac
+# What installing and building print goes to a log, shown when they fail;
+# so does make check's own list of tests (the summaries below say it all).
+mkdir -p "$top/$dir"
+setup_log=$top/$dir/test-setup.log
+show_failed() { # LOG WHAT
+	echo "test.sh: $2 failed; the last lines of $1:" >&2
+	tail -n 60 "$1" >&2
+	exit 1
+}
+echo "test.sh: installing what is missing and building in $dir/ (Lua $version; output in $dir/test-setup.log)"
+{
+	"$top/scripts/install-deps.sh" --lua "$version" &&
+	case "$mode" in
+	""|--valgrind|--no-fast-path) "$top/scripts/build.sh" "$dir" LUA="$lua" ;;
+	--no-direct-park) "$top/scripts/build.sh" "$dir" LUA="$lua" CFLAGS="-g -O2 -DCN_NO_DIRECT_PARK" ;;
+	--sanitizers) "$top/scripts/build.sh" "$dir" --enable-sanitizers LUA="$lua" ;;
+	esac
+} > "$setup_log" 2>&1 || show_failed "$setup_log" "installing or building (in $dir)"
+if [ "$mode" = --no-fast-path ]; then
+	COSOCK_NO_FAST_PATH=1
+	export COSOCK_NO_FAST_PATH
+fi
 cd "$top/$dir"
 status=0
 if [ "$mode" = --valgrind ]; then
@@ -49,7 +67,7 @@ if [ "$mode" = --valgrind ]; then
 	logs=test-valgrind.log
 else
 	rm -f test/*.log test/*.trs                # (a test configure left out keeps no old log)
-	make -s check -j"$(nproc 2>/dev/null || echo 2)" || status=$?
+	make -s check -j"$(nproc 2>/dev/null || echo 2)" > test-check.log 2>&1 || status=$?
 	logs="test/*.log"
 fi
 echo "==== summaries ($dir, Lua $version) ===="
@@ -57,7 +75,8 @@ echo "==== summaries ($dir, Lua $version) ===="
 # shellcheck disable=SC2086
 "$top/scripts/test-summary.sh" "$status" $logs
 if [ "$status" -ne 0 ]; then
-	echo "test.sh: failures; logs are in $top/$dir (test/*.log, test-suite.log)" >&2
+	echo "test.sh: failures; logs are in $top/$dir (test/*.log, test-suite.log, test-check.log)" >&2
+	grep -E '^(FAIL|ERROR|XPASS)' test-check.log >&2 || true
 	# shellcheck disable=SC2086
 	tail -n 60 $logs >&2 || true
 fi

@@ -32,7 +32,9 @@
  * try about 20 times slower); ALLOC_SWEEP_FROM=N starts each sweep at N and
  * ALLOC_SWEEP_TWO_FAIL=1 runs the two-fail pass only (to replay a failure a
  * sweep reported); ALLOC_SWEEP_ONLY=name runs that sweep alone;
- * ALLOC_SWEEP_DELIVERY_STRIDE=K: see delivery(). */
+ * ALLOC_SWEEP_DELIVERY_STRIDE=K: see delivery(); ALLOC_SWEEP_SHARD=I/N tries
+ * only the I-th of every N values of N that the stride gives (I from 1), so
+ * that N processes share a sweep (make check runs two: test/alloc-sweep). */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -99,6 +101,7 @@ static const char *srcdir, *builddir;
 static long stride = 1;
 static long from = 0;         /* the first N each sweep tries */
 static int two_fail_only = 0; /* skip the all-fail pass */
+static long shard_i = 0, shard_n = 1; /* ALLOC_SWEEP_SHARD, from 0 */
 static int verbose;
 static long leaked_sockets;
 static long current_n = -1;
@@ -282,8 +285,11 @@ static void sweep(const char *name, const char *setup, const char *body, long ma
     long n, tries = 0, completed = 0, first = -1, allocs = 0;
     current_burst = burst;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    long k = 0;
     for (n = from; n <= max_n; n += stride) {
-      int done = try_once(n, setup, body, &allocs);
+      int done;
+      if (k++ % shard_n != shard_i) continue;
+      done = try_once(n, setup, body, &allocs);
       tries++;
       if (!done) continue;
       completed++;
@@ -292,9 +298,9 @@ static void sweep(const char *name, const char *setup, const char *body, long ma
     }
     if (n > max_n) fail_msg("%s: did not complete within %ld allocations", name, max_n);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    print_message("%s (%s): first completes at N=%ld; tried %ld values of N (stride %ld), %ld completed,"
-                  " in %.1f s; %ld socket(s) leaked by LuaSocket\n", name,
-                  burst ? "two fail" : "all fail", first, tries, stride, completed,
+    print_message("%s (%s): first completes at N=%ld; tried %ld values of N (stride %ld, shard %ld/%ld),"
+                  " %ld completed, in %.1f s; %ld socket(s) leaked by LuaSocket\n", name,
+                  burst ? "two fail" : "all fail", first, tries, stride, shard_i + 1, shard_n, completed,
                   (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, leaked_sockets);
     leaked_sockets = 0;
   }
@@ -389,6 +395,14 @@ int main(void) {
   if (s && *s) from = strtol(s, NULL, 10);
   if (from < 0) from = 0;
   two_fail_only = getenv("ALLOC_SWEEP_TWO_FAIL") != NULL;
+  s = getenv("ALLOC_SWEEP_SHARD");
+  if (s && *s) {
+    if (sscanf(s, "%ld/%ld", &shard_i, &shard_n) != 2 || shard_n < 1 || shard_i < 1 || shard_i > shard_n) {
+      fprintf(stderr, "alloc_sweep_test: ALLOC_SWEEP_SHARD must be I/N with 1 <= I <= N (got '%s')\n", s);
+      return 99;
+    }
+    shard_i--;
+  }
   verbose = getenv("ALLOC_SWEEP_VERBOSE") != NULL;
   signal(SIGALRM, on_alarm);
   s = getenv("ALLOC_SWEEP_ONLY");              /* one sweep by name (a long run of one) */
