@@ -95,10 +95,14 @@ describe("handle:join", function()
 
   it("returns nil, 'timeout' when the timeout passes first; a later join still works", function()
     local r = {}
-    local h = cosock.spawn(function() cosock.socket.sleep(0.05); return "late" end, "slow")
+    -- (the slow task ends when the joiner lets it, not after a time that a
+    -- loaded machine could let pass between the joins)
+    local tx, rx = cosock.channel.new()
+    local h = cosock.spawn(function() rx:receive(); return "late" end, "slow")
     cosock.spawn(function()
       r[1] = pack(h:join(0.001))
       r[2] = pack(h:join(0))
+      tx:send("go")
       r[3] = pack(h:join(5))
     end, "joiner")
     cosock.run()
