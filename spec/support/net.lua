@@ -19,6 +19,23 @@ function M.run()
   completed = true
 end
 
+--- M.run() on the simulation's virtual clock (cosock.sim, sim.on{}): for a
+--- spec of what happens at a timeout, not of the OS's clock. Time jumps to the
+--- next deadline when no task is ready, so a wait that ends at its timeout
+--- takes no real time, and a deadline never passes before a task that is
+--- ready runs (a loaded machine cannot reorder them). Tasks are spawned by
+--- spawn_tasks(), called with the simulation on.
+function M.run_virtual(spawn_tasks)
+  local sim = require "cosock.sim"
+  sim.on()
+  local ok, err = pcall(function()
+    spawn_tasks()
+    M.run()
+  end)
+  sim.off()
+  if not ok then error(err, 0) end
+end
+
 --- For after_each: when the last M.run() completed, nothing may be left behind.
 function M.check_clean()
   if not completed then return end
