@@ -131,7 +131,8 @@ echo "cross-test: built $(file -b src/.libs/core.so | cut -d, -f1-2)"
 # ---- the tests, under emulation -------------------------------------------------
 # (A spec that must allow for slow execution, as under valgrind, reads it.)
 COSOCK_EMULATED=$qemu
-export COSOCK_EMULATED
+CN_RUN_TARGET=$dir/bin/run-target             # (what a test script runs a target program with)
+export COSOCK_EMULATED CN_RUN_TARGET
 rm -f test/*.log test/*.trs
 status=0
 make -s check -j"$(nproc 2>/dev/null || echo 2)" LOG_COMPILER="$dir/bin/run-target" || status=$?
