@@ -28,7 +28,7 @@ local compat = require "cosock.compat"
 local W = {}
 local MAX_TASKS = 64
 local handles = { n = 0 }
-local LIMIT = 2 -- seconds: no wait of a healthy run comes near it (also under valgrind)
+local LIMIT = 10 -- seconds: no wait of a healthy run comes near it (also under valgrind on a loaded machine)
 -- A scope's grace after its cancel (the default is a second): a try whose
 -- allocation failure left a scope's task unable to end waits this long for
 -- it in the checks after the failure. A healthy run never waits for it.
