@@ -88,7 +88,8 @@ m.set_luasocket_timeouts = core.set_luasocket_timeouts
 -- The modules, each loaded on first use (cosock.lazy): `require "cosock"`
 -- costs only the loop and the functions above (doc/footprint.md).
 -- pairs(cosock) loads them all first (cosock.ssl only with LuaSec), except
--- the additions cosock.ossignal, cosock.stop, cosock.scope and cosock.sync,
+-- the additions cosock.ossignal, cosock.stop, cosock.scope, cosock.sync and
+-- cosock.profile,
 -- listed once read. A new
 -- module is one line here; a new function is a plain field above.
 require("cosock.lazy")(m, {
@@ -104,11 +105,13 @@ require("cosock.lazy")(m, {
   stop = "cosock.stop",
   scope = "cosock.scope",
   sync = "cosock.sync",
+  profile = "cosock.profile",   -- every switch above at once (a function)
 }, {
   ossignal = true,
   stop = true,
   scope = true,
   sync = true,
+  profile = true,
 })
 
 -- The state dump of a stalled loop (cosock.dump), printed just before run
