@@ -40,6 +40,10 @@ end
 function m.run()
   local ok, e = pcall(run)
   if ok then return end
+  -- (Ctrl-C of a loop blocked for ever on a closed socket: what each task waits on)
+  if type(e) == "string" and core.blocked_on_closed() then
+    e = e .. require("cosock.deadlock").blocked()
+  end
   if type(e) == "string" and raised_by_loop(e) then
     if e:find(STALL) then e = e .. require("cosock.deadlock").report() end
     error(e, 1)
