@@ -134,6 +134,23 @@ local CLOSED_HINT = "\ncosock-native: a close() wakes no waiting task and a clos
   .. "For new code, cosock.profile(\"new\") (or cosock.set_close_wakes(true)) makes a close "
   .. "wake its waiters with \"closed\" and a closed end ready (doc/reference.md, cosock.profile)"
 
+local SENDER_CLOSED = "to send on a channel that is closed (a closed sender is not ready to "
+  .. "select and its close woke no one, as in cosock 0.2.0)"
+
+-- The link of the channel whose queue is `queue`, from a channel end some
+-- task holds (a send's proxy names only the queue), or nil.
+local function link_of(states, queue)
+  local found
+  for _, st in ipairs(states) do
+    each_held(st.co, function(v)
+      local link = type(v) == "table" and rawget(v, "link")
+      if type(link) == "table" and rawget(link, "queue") == queue then found = link end
+    end)
+    if found then return found end
+  end
+  return nil
+end
+
 -- What one wait of task st is, in words.
 local function wait_text(states, by_handle, st, w)
   local obj, channel = w.obj, package.loaded["cosock.channel"]
@@ -152,13 +169,17 @@ local function wait_text(states, by_handle, st, w)
   elseif channel and methods == channel.sender then
     if obj.link.closed then
       closed_seen[1] = true
-      return "to send on a channel that is closed (a closed sender is not ready to select and "
-        .. "its close woke no one, as in cosock 0.2.0)"
+      return SENDER_CLOSED
     end
     return "to send on a channel; " .. other_end(states, st, obj.link.queue, "receiver", channel.receiver)
   elseif channel and type(obj) == "table" and (getmetatable(obj) or {}).__name == "cosock.channel send" then
     -- a send waiting in line through the waker protocol (a yield the task
     -- forwards; on 5.1 and 5.2 every wait): obj[1] is the channel's queue
+    local link = link_of(states, obj[1])
+    if link and link.closed then
+      closed_seen[1] = true
+      return SENDER_CLOSED
+    end
     return "to send on a channel; " .. other_end(states, st, obj[1], "receiver", channel.receiver)
   elseif getmetatable(obj) == core.thread_handle then
     local target = by_handle[obj]

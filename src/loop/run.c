@@ -68,7 +68,11 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   cn_task_push_co(L, t);                       /* base+3: keeps co alive */
   lua_xmove(co, L, 1);                         /* base+4: what it raised */
   cn_task_free(L, lp, t);
-  if (type == LUA_TSTRING || type == LUA_TNUMBER || type == LUA_TNIL) {
+  /* (A task a feature hooked, a scope's, may raise a message that has its
+   * traceback and task line already: cosock.scope adds them where the
+   * error happened, before its own frames. It is kept as it is.) */
+  if ((type == LUA_TSTRING || type == LUA_TNUMBER || type == LUA_TNIL) &&
+      !(hooked && type == LUA_TSTRING && strstr(lua_tostring(L, base + 4), "\nstack traceback:\n"))) {
     luaL_traceback(L, co, type == LUA_TNIL ? NULL : lua_tostring(L, base + 4), 0);
     cn_hooks_task_line(L, lp, base + 2, site, line);
     lua_concat(L, 2);
