@@ -14,6 +14,7 @@ local PAGES = {
   "doc/channels.md", "doc/timers.md", "doc/join-and-errors.md",
   "doc/signals-and-predicates.md", "doc/op.md", "doc/dns.md",
   "doc/accounting-and-watchdog.md", "doc/deadlock-report.md", "doc/simulation.md",
+  "doc/service.md", "doc/structured-concurrency.md", "doc/reference.md",
 }
 local TIME_LIMIT = 60   -- seconds; a program waits a few seconds at most
 
