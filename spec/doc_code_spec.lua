@@ -10,7 +10,7 @@ local md = require "spec.support.markdown"
 local interpreter = require "spec.support.interpreter"
 
 local PAGES = {
-  "README.md", "doc/getting-started.md",
+  "README.md", "doc/index.md", "doc/getting-started.md",
   "doc/channels.md", "doc/timers.md", "doc/join-and-errors.md",
   "doc/signals-and-predicates.md", "doc/op.md", "doc/dns.md",
   "doc/accounting-and-watchdog.md", "doc/deadlock-report.md", "doc/simulation.md",

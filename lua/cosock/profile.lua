@@ -12,7 +12,7 @@
 local core = require "cosock.core"
 
 -- Each switch: the function that sets it and the one that reads it. A new
--- switch of the README's "Differences from cosock 0.2.0, off by default" is
+-- switch of doc/differences.md's "Off by default" is
 -- one line here (spec/profile_spec.lua checks the list against cosock's
 -- set_* functions).
 local SWITCHES = {
