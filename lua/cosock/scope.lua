@@ -193,17 +193,40 @@ end
 -- this file's frames begin), and "(in task 'name', spawned at file:line)".
 -- Values other than strings and numbers (scope.cancelled, a table) and a
 -- message that already has a traceback (from a nested scope) stay as they are.
+-- (A frame of this file, or of the calls between the error and here.)
+local function ours(line)
+  return line:find("cosock[/\\]scope%.lua:") or line:find("^%s*%[C%]: in function '[%w_.]*pcall'")
+    or line:find("^%s*%[C%]: in function '[%w_.]*error'") or line:find("^%s*%(%.%.%.tail calls%.%.%.%)")
+    or line:find("^%s*%[C%]: in %?$")
+end
+
+local function add_context(err, co, name, site)
+  local tb = debug.traceback(co, "", co == coroutine.running() and 1 or 0)
+  -- the frames from the one that raised down to the first of this file's
+  local frames, started = {}, false
+  for line in tb:gmatch("[^\n]+") do
+    if line ~= "stack traceback:" then
+      if not ours(line) then
+        started = true
+        frames[#frames + 1] = line
+      elseif started and not line:find("^%s*%(%.%.%.tail calls") then
+        break
+      end
+    end
+  end
+  tb = tostring(err) .. "\nstack traceback:" .. (#frames > 0 and "\n" or "") .. table.concat(frames, "\n")
+  local who = name == nil and "an unnamed task" or ("task '" .. tostring(name) .. "'")
+  return ("%s\n\t(in %s%s)"):format(tb, who, site and (", spawned at " .. site) or "")
+end
+-- (The text is made under pcall: where memory runs out, the error goes on as
+-- it was raised, never as an error of the error handling.)
 local function with_context(err, co, name, site)
   if (type(err) ~= "string" and type(err) ~= "number") or
      tostring(err):find("\nstack traceback:\n", 1, true) then
     return err
   end
-  local tb = debug.traceback(co, tostring(err), co == coroutine.running() and 2 or 0)
-  local cut = tb:find("\n%s*%[C%]: in function 'xpcall'") or tb:find("\n[^\n]*cosock[/\\]scope%.lua:")
-  if cut then tb = tb:sub(1, cut - 1):gsub("\n%s*%(%.%.%.tail calls%.%.%.%)$", "") end
-  tb = tb:gsub("\n%s*%[C%]: in function 'error'", "", 1)
-  local who = name == nil and "an unnamed task" or ("task '" .. tostring(name) .. "'")
-  return ("%s\n\t(in %s%s)"):format(tb, who, site and (", spawned at " .. site) or "")
+  local ok, text = pcall(add_context, err, co, name, site)
+  return ok and text or err
 end
 
 -- pcall(child_start, ...) for a task of s:spawn, whose error comes back
