@@ -17,6 +17,7 @@
 --   reader cleanup: cosock.scope: cancelled (socket closed)
 --   deferred: scope ends
 --   scope: false parser failed
+--   failed in: task 'parser'
 
 local cosock = require "cosock"
 local scope = cosock.scope
@@ -82,7 +83,9 @@ cosock.spawn(function()
       error("parser failed", 0)
     end, "parser")
   end)
-  print("scope: " .. tostring(ok) .. " " .. tostring(err))
+  -- err: the message, the parser's stack, "(in task 'parser', spawned at ...)"
+  print("scope: " .. tostring(ok) .. " " .. err:match("^[^\n]*"))
+  print("failed in: " .. err:match("%(in (task '[^']*')"))
 end, "client")
 
 cosock.run()

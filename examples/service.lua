@@ -1,12 +1,15 @@
 -- service: a line-echo service that stops cleanly. SIGTERM (or SIGINT)
--- drains it: the listener closes, each connection finishes the request it
--- is serving and is closed, and after at most DRAIN seconds whatever is left
--- is cancelled with cosock.stop(), so run returns. SIGHUP "reloads" (here it
--- only says so). A request "slow" is answered after 0.2 s (an in-flight
--- request for a drain to wait for). doc/service.md walks through it.
+-- drains it: the acceptor is stopped and the listener closed, each
+-- connection finishes the request it is serving and is closed, and after at
+-- most DRAIN seconds whatever is left is cancelled with cosock.stop(), so run
+-- returns. SIGHUP "reloads" (here it only says so). A request "slow" is
+-- answered after 0.2 s (an in-flight request for a drain to wait for).
+-- Under the default settings (cosock's: a close wakes no task), closing the
+-- listener does not end a task parked in accept(): the drain cancels the
+-- acceptor first. doc/service.md walks through it.
 -- Usage: lua service.lua [PORT]   (default 0: any; the port is printed)
--- Prints "listening <port>", "reload" per SIGHUP, then "draining <n>" and
--- "stopped: <n> drained, <m> cancelled".
+-- Prints "listening <port>", "reload" per SIGHUP, then "draining <n>",
+-- "acceptor ended: true" and "stopped: <n> drained, <m> cancelled".
 local cosock = require "cosock"
 local socket = cosock.socket
 
@@ -27,13 +30,14 @@ local function serve(c)
   c:close()
 end
 
-cosock.spawn(function()                          -- the acceptor
+local acceptor = cosock.spawn(function()         -- the acceptor
   while true do
-    local c = server:accept()
-    if not c then break end                      -- closed by the drain
-    local h
-    h = cosock.spawn(function() serve(c); conns[h] = nil end, "connection")
-    conns[h] = c
+    local c = server:accept()                    -- (parked here until the drain cancels it)
+    if c then
+      local h
+      h = cosock.spawn(function() serve(c); conns[h] = nil end, "connection")
+      conns[h] = c
+    end
   end
 end, "acceptor")
 
@@ -47,7 +51,9 @@ cosock.spawn(function()                          -- the signals
   for _ in pairs(conns) do n = n + 1 end
   print("draining " .. n)
   draining = true
-  server:close()
+  acceptor:cancel()                              -- stop taking work: its accept is withdrawn
+  server:close()                                 -- (a close alone wakes nobody, as in cosock)
+  print("acceptor ended: " .. tostring(not acceptor:is_alive()))
   local deadline, drained = cosock.timer.now() + DRAIN, 0
   for h in pairs(conns) do
     if h:join(math.max(0, deadline - cosock.timer.now())) then drained = drained + 1 end

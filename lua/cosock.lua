@@ -40,6 +40,10 @@ end
 function m.run()
   local ok, e = pcall(run)
   if ok then return end
+  -- (Ctrl-C of a loop blocked for ever on a closed socket: what each task waits on)
+  if type(e) == "string" and core.blocked_on_closed() then
+    e = e .. require("cosock.deadlock").blocked()
+  end
   if type(e) == "string" and raised_by_loop(e) then
     if e:find(STALL) then e = e .. require("cosock.deadlock").report() end
     error(e, 1)
@@ -88,7 +92,8 @@ m.set_luasocket_timeouts = core.set_luasocket_timeouts
 -- The modules, each loaded on first use (cosock.lazy): `require "cosock"`
 -- costs only the loop and the functions above (doc/footprint.md).
 -- pairs(cosock) loads them all first (cosock.ssl only with LuaSec), except
--- the additions cosock.ossignal, cosock.stop, cosock.scope and cosock.sync,
+-- the additions cosock.ossignal, cosock.stop, cosock.scope, cosock.sync and
+-- cosock.profile,
 -- listed once read. A new
 -- module is one line here; a new function is a plain field above.
 require("cosock.lazy")(m, {
@@ -104,11 +109,13 @@ require("cosock.lazy")(m, {
   stop = "cosock.stop",
   scope = "cosock.scope",
   sync = "cosock.sync",
+  profile = "cosock.profile",   -- every switch above at once (a function)
 }, {
   ossignal = true,
   stop = true,
   scope = true,
   sync = true,
+  profile = true,
 })
 
 -- The state dump of a stalled loop (cosock.dump), printed just before run

@@ -73,6 +73,7 @@ build = {
     ["cosock.op.wake"] = "lua/cosock/op/wake.lua",
     ["cosock.ossignal"] = "lua/cosock/ossignal.lua",
     ["cosock.stop"] = "lua/cosock/stop.lua",
+    ["cosock.profile"] = "lua/cosock/profile.lua",
     ["cosock.sim"] = "lua/cosock/sim.lua",
     ["cosock.sim.net"] = "lua/cosock/sim/net.lua",
     ["cosock.sim.sock"] = "lua/cosock/sim/sock.lua",

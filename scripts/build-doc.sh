@@ -1,6 +1,6 @@
 #!/bin/sh
-# Renders the documentation site from the Markdown (README.md -> index.html,
-# doc/NAME.md -> NAME.html) into OUTDIR with pandoc (Debian package pandoc;
+# Renders the documentation site from the Markdown (doc/index.md -> index.html,
+# the home page; README.md -> readme.html; doc/NAME.md -> NAME.html) into OUTDIR with pandoc (Debian package pandoc;
 # scripts/install-deps.sh --doc installs it), with doc/site/'s template,
 # stylesheet, navigation and link filter. The pages link the examples as
 # ../examples/NAME.lua: put them beside OUTDIR (make doc and make install do).
@@ -17,7 +17,7 @@ mkdir -p "$out"
 cp "$top/doc/site/style.css" "$out/style.css"
 for f in "$top/README.md" "$top"/doc/*.md; do
 	case $f in
-	*/README.md) page=index.html ;;
+	*/README.md) page=readme.html ;;
 	*) page=$(basename "$f" .md).html ;;
 	esac
 	# (cd: the filter reads the input's path relative to the top.)

@@ -81,8 +81,11 @@ luarocks --lua-version "$version" --tree "$tmp/tree" list
 grep -q "built without c-ares" "$tmp/make.log" ||
 	{ cat "$tmp/make.log" >&2; echo "check-rock: the build did not say it is without c-ares" >&2; exit 1; }
 
-# 3. The demo against the tree (and the system's LuaSocket).
-eval "$(luarocks --lua-version "$version" --tree "$tmp/tree" path)"
+# 3. The demo against the tree (and the system's LuaSocket), with the tree
+# first on the paths: `luarocks path` alone puts /usr/local ahead of it, where
+# a `make install` may have left another cosock-native (doc/install.md).
+LUA_PATH="$(luarocks --lua-version "$version" --tree "$tmp/tree" path --lr-path);;"
+LUA_CPATH="$(luarocks --lua-version "$version" --tree "$tmp/tree" path --lr-cpath);;"
 export LUA_PATH LUA_CPATH
 "$top/scripts/demo-installed.sh" "$lua" "$tmp/tree"
 echo "check-rock: the rock builds and runs on Lua $version"

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Installs what is missing, builds cosock-native and runs examples/demo.lua
-# (or examples/NAME.lua) against the build tree. Only the demo prints: the
-# installing and building go to a log in the build directory, shown when they
-# fail. LUA_VERSION=5.4 runs it on Lua 5.4 (built in build-lua5.4/).
-#   scripts/demo.sh [NAME [args...]]
+# (or examples/NAME.lua, or a program of yours: FILE.lua) against the build
+# tree. Only the program prints: the installing and building go to a log in
+# the build directory, shown when they fail. LUA_VERSION=5.4 runs it on Lua
+# 5.4 (built in build-lua5.4/).
+#   scripts/demo.sh [NAME|FILE.lua [args...]]
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 version=${LUA_VERSION:-5.3}
@@ -18,4 +19,10 @@ if ! { "$top/scripts/install-deps.sh" --lua "$version" &&
 	exit 1
 fi
 [ $# -gt 0 ] || set -- demo
+case $1 in
+*.lua)	# a program of the user's (hello.lua): the checkout's modules, this build's C module
+	[ -f "$1" ] || { echo "demo.sh: $1: no such file" >&2; exit 1; }
+	LUA_PATH="$top/lua/?.lua;$top/lua/?/init.lua;;" LUA_CPATH="$top/$dir/src/cpath/?.so;;" \
+		exec "lua$version" "$@" ;;
+esac
 LUA_VERSION=$version exec "$top/scripts/run-example.sh" "$@"

@@ -27,6 +27,11 @@ describe("examples/service.lua", function()
     assert(c:send("slow\n"))                     -- in flight when TERM comes
     assert(os.execute("kill -TERM " .. pid))
     assert.equal("draining 1", p:read("*l"))
+    assert.equal("acceptor ended: true", p:read("*l"))  -- under the default settings
+    local refused = rawsocket.tcp()
+    refused:settimeout(10)
+    assert.same({ nil, "connection refused" }, { refused:connect("127.0.0.1", port) }) -- the listener is closed
+    refused:close()
     assert.equal("slow", c:receive("*l"))        -- answered all the same
     local line, err = c:receive("*l")
     assert.same({ nil, "closed" }, { line, err })

@@ -158,7 +158,9 @@ describe("errors out of run", function()
       assert.same({
         STUCK .. ". this is a bug, please report it, including the above dump state",
         "cosock-native: every live task waits on something that nothing can wake (no socket, no timeout); "
-          .. "the dump above shows what each one waits on",
+          .. "the dump above shows what each one waits on (the line above is cosock 0.2.0's, kept "
+          .. "word for word: a stall is the program's tasks waiting for each other or for what was "
+          .. "closed, doc/deadlock-report.md)",
         "  task 'stuck-task' waits for fake(a) to be readable; for fake(b) to be writable; "
           .. "for fake(c) to be writable",
       }, lines)

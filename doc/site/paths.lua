@@ -3,8 +3,9 @@
 -- link spec (spec/doc_links_spec.lua, in busted): both dofile this file.
 --   P.normalize("doc/../README.md") -> "README.md"
 --   P.site_target(path) -> the page's address on the site, or nil when the
---     site has no such page: README.md -> index.html, doc/NAME.md ->
---     NAME.html, examples/FILE -> ../examples/FILE (installed beside html/)
+--     site has no such page: doc/index.md -> index.html (the home page),
+--     README.md -> readme.html, doc/NAME.md -> NAME.html, examples/FILE ->
+--     ../examples/FILE (installed beside html/)
 
 local P = {}
 
@@ -21,7 +22,7 @@ function P.normalize(path)
 end
 
 function P.site_target(path)
-  if path == "README.md" then return "index.html" end
+  if path == "README.md" then return "readme.html" end
   local page = path:match("^doc/([^/]+)%.md$")
   if page then return page .. ".html" end
   if path:match("^examples/[^/]+$") then return "../" .. path end

@@ -1,8 +1,8 @@
 -- doc/site/site.lua: pandoc Lua filter of the documentation site
 -- (scripts/build-doc.sh). The Markdown keeps the links that work on GitHub and
 -- in a checkout (README.md, doc/NAME.md, ../examples/NAME.lua); the site has
--- every page in one directory (README.md -> index.html, doc/NAME.md ->
--- NAME.html) with the examples beside it (../examples/), as installed under
+-- every page in one directory (doc/index.md -> index.html, its home page;
+-- README.md -> readme.html; doc/NAME.md -> NAME.html) with the examples beside it (../examples/), as installed under
 -- $(docdir)/html and $(docdir)/examples. A link to any other file of the
 -- repository, or to a section its page lacks, is an error. The filter also gives
 -- each page its title and the navigation (doc/site/nav.md), the current

@@ -2,13 +2,19 @@
 --- that follow the stall error's first line (cosock's own words stay first).
 ---
 --- report() -> text: one line per live task, naming what it waits on:
----   a channel receiver (and whether any live task still holds its sender),
----   a channel sender (and whether any live task holds its receiver),
----   a socket (its fd, local and peer address),
+---   a channel receiver (and whether any live task still holds its sender,
+---   or that it is closed and empty),
+---   a channel sender (and whether any live task holds its receiver, or that
+---   it is closed),
+---   a socket (its fd, local and peer address; whether it was closed),
 ---   a join (the task it joins, and the chain of joins when they form a cycle),
 ---   a predicate of cosock.when, a signal of cosock.signal,
 ---   the end of a scope's tasks (cosock.scope), a lock or semaphore (cosock.sync),
 ---   anything else by its tostring.
+--- When a task waits on something closed (and set_close_wakes is off), a last
+--- line says that a close wakes no one by default and what changes it
+--- (cosock.profile "new"). Also added to the error that ends a loop blocked
+--- for ever on a closed socket (Ctrl-C: blocked(), from cosock.run).
 --- Run only when the loop stalls: it walks the tasks' stacks with the debug
 --- library to find who holds the other end of a channel.
 
@@ -119,6 +125,32 @@ local function in_pred_wait(co)
   return name == "f" and f == raw_pred_wait
 end
 
+-- Set by wait_text when a task waits on something closed (report's last line).
+local closed_seen = {}
+
+-- The line after the tasks when one waits on a closed channel or socket.
+local CLOSED_HINT = "\ncosock-native: a close() wakes no waiting task and a closed end is never "
+  .. "ready to select: cosock 0.2.0's behaviour, the default, for code written for cosock. "
+  .. "For new code, cosock.profile(\"new\") (or cosock.set_close_wakes(true)) makes a close "
+  .. "wake its waiters with \"closed\" and a closed end ready (doc/reference.md, cosock.profile)"
+
+local SENDER_CLOSED = "to send on a channel that is closed (a closed sender is not ready to "
+  .. "select and its close woke no one, as in cosock 0.2.0)"
+
+-- The link of the channel whose queue is `queue`, from a channel end some
+-- task holds (a send's proxy names only the queue), or nil.
+local function link_of(states, queue)
+  local found
+  for _, st in ipairs(states) do
+    each_held(st.co, function(v)
+      local link = type(v) == "table" and rawget(v, "link")
+      if type(link) == "table" and rawget(link, "queue") == queue then found = link end
+    end)
+    if found then return found end
+  end
+  return nil
+end
+
 -- What one wait of task st is, in words.
 local function wait_text(states, by_handle, st, w)
   local obj, channel = w.obj, package.loaded["cosock.channel"]
@@ -128,12 +160,26 @@ local function wait_text(states, by_handle, st, w)
   elseif type(obj) == "table" and (getmetatable(obj) or {}).__name == "cosock.signal waiter" then
     return ("for the signal %q (cosock.signal), which nobody raised"):format(tostring(obj.name))
   elseif channel and methods == channel.receiver then
+    if obj.link.closed and #obj.link.queue == 0 then
+      closed_seen[1] = true
+      return "to receive on a channel that is closed and empty (a closed, empty receiver is not "
+        .. "ready to select and its close woke no one, as in cosock 0.2.0)"
+    end
     return "to receive on a channel; " .. other_end(states, st, obj.link.queue, "sender", channel.sender)
   elseif channel and methods == channel.sender then
+    if obj.link.closed then
+      closed_seen[1] = true
+      return SENDER_CLOSED
+    end
     return "to send on a channel; " .. other_end(states, st, obj.link.queue, "receiver", channel.receiver)
   elseif channel and type(obj) == "table" and (getmetatable(obj) or {}).__name == "cosock.channel send" then
     -- a send waiting in line through the waker protocol (a yield the task
     -- forwards; on 5.1 and 5.2 every wait): obj[1] is the channel's queue
+    local link = link_of(states, obj[1])
+    if link and link.closed then
+      closed_seen[1] = true
+      return SENDER_CLOSED
+    end
     return "to send on a channel; " .. other_end(states, st, obj[1], "receiver", channel.receiver)
   elseif getmetatable(obj) == core.thread_handle then
     local target = by_handle[obj]
@@ -147,7 +193,12 @@ local function wait_text(states, by_handle, st, w)
       return "'" .. tostring(co) .. "' (ended)"
     end)
   elseif type(obj) == "table" and obj.inner_sock ~= nil then
-    return (w.kind == "recvr" and "to read from " or "to write to ") .. socket_text(obj)
+    local text = (w.kind == "recvr" and "to read from " or "to write to ") .. socket_text(obj)
+    if (obj._closed or text:find("(fd -1,", 1, true)) and not core.close_wakes() then
+      closed_seen[1] = true
+      text = text .. ", which is closed (its close woke no one, as in cosock 0.2.0)"
+    end
+    return text
   end
   return "for " .. tostring(obj) .. (w.kind == "recvr" and " to be readable" or " to be writable")
 end
@@ -173,6 +224,7 @@ local function join_cycle(by_handle, st)
 end
 
 function M.report()
+  closed_seen[1] = nil
   local states = core.thread_states()
   local by_handle = {}
   for _, st in ipairs(states) do
@@ -190,7 +242,17 @@ function M.report()
     end
     out[#out + 1] = ("\n  task %s %s%s"):format(task_label(st), line, join_cycle(by_handle, st))
   end
+  if closed_seen[1] and not core.close_wakes() then out[#out + 1] = CLOSED_HINT end
   return table.concat(out)
+end
+
+--- blocked() -> text: for the error that ended a loop blocked for ever on a
+--- wait on a closed socket (cosock's rule: no stall error there), what each
+--- task waits on, as a stall's report says it.
+function M.blocked()
+  return "\ncosock-native: run was blocked for ever, as cosock 0.2.0 blocks: every live task "
+    .. "waits on something that nothing can wake, and a wait on a closed socket kept the "
+    .. "loop from reporting a stall" .. M.report()
 end
 
 return M

@@ -188,6 +188,107 @@ local function child_ended(s, h, co, r)
   ended(co)
 end
 
+-- A task's error with its context, as run() shows a task's error: the
+-- message, the traceback of the task's own stack where it raised (cut where
+-- this file's frames begin), and "(in task 'name', spawned at file:line)".
+-- Values other than strings and numbers (scope.cancelled, a table) and a
+-- message that already has a traceback (from a nested scope) stay as they are.
+-- (A frame of this file, or of the calls between the error and here.)
+local function ours(line)
+  return line:find("cosock[/\\]scope%.lua:") or line:find("^%s*%[C%]: in function '[%w_.]*pcall'")
+    or line:find("^%s*%[C%]: in function '[%w_.]*error'") or line:find("^%s*%(%.%.%.tail calls%.%.%.%)")
+    or line:find("^%s*%[C%]: in %?$")
+end
+
+local function add_context(err, co, name, site)
+  local tb = debug.traceback(co, "", co == coroutine.running() and 1 or 0)
+  -- the frames from the one that raised down to the first of this file's
+  local frames, started = {}, false
+  for line in tb:gmatch("[^\n]+") do
+    if line ~= "stack traceback:" then
+      if not ours(line) then
+        started = true
+        frames[#frames + 1] = line
+      elseif started and not line:find("^%s*%(%.%.%.tail calls") then
+        break
+      end
+    end
+  end
+  tb = tostring(err) .. "\nstack traceback:" .. (#frames > 0 and "\n" or "") .. table.concat(frames, "\n")
+  local who = name == nil and "an unnamed task" or ("task '" .. tostring(name) .. "'")
+  return ("%s\n\t(in %s%s)"):format(tb, who, site and (", spawned at " .. site) or "")
+end
+-- (The text is made under pcall: where memory runs out, the error goes on as
+-- it was raised, never as an error of the error handling.)
+local function with_context(err, co, name, site)
+  if (type(err) ~= "string" and type(err) ~= "number") or
+     tostring(err):find("\nstack traceback:\n", 1, true) then
+    return err
+  end
+  local ok, text = pcall(add_context, err, co, name, site)
+  return ok and text or err
+end
+
+-- pcall(child_start, ...) for a task of s:spawn, whose error comes back
+-- with_context. 5.2+ and LuaJIT: xpcall, the handler runs on the stack that
+-- raised. PUC 5.1 (no yield across xpcall): the function runs in a
+-- coroutine of its own (as compat.pcall) whose dead stack is read.
+local traced_pcall
+if compat.puc51 then
+  local create, resume, status = coroutine.create, coroutine.resume, coroutine.status
+  local function step(sub, name, site, ok, ...)
+    if not ok then return false, with_context((...), sub, name, site) end
+    if status(sub) == "dead" then return true, ... end
+    return step(sub, name, site, resume(sub, yield(...)))
+  end
+  traced_pcall = function(name, site, f, ...)
+    local sub = create(f)
+    return step(sub, name, site, resume(sub, ...))
+  end
+else
+  traced_pcall = function(name, site, f, ...)
+    local co = coroutine.running()
+    return xpcall(f, function(e) return with_context(e, co, name, site) end, ...)
+  end
+end
+
+-- Where s:spawn was called, "file:line" (for a task's error), or nil.
+local function spawn_site()
+  local info = debug.getinfo(3, "Sl")
+  if info and info.currentline and info.currentline > 0 then
+    return info.short_src .. ":" .. info.currentline
+  end
+  return nil
+end
+
+-- Keeps h in s's list of tasks in spawn order (s:results).
+local function note_spawned(s, h)
+  local order = s.order
+  if order == nil then
+    order = {}
+    s.order = order
+  end
+  order[#order + 1] = h
+end
+
+--- s:results() -> list: waits until every task started with s:spawn so far
+--- has ended (joining each in spawn order) and returns their first results,
+--- list[i] for the i-th task, list.n of them (nil for one cancelled by its
+--- handle). A task's error raises it here too (the scope fails with the
+--- first error anyway). Called from fn, or any task but those joined.
+function S:results()
+  if getmetatable(self) ~= S then error("bad self to 'results' (cosock.scope expected)", 2) end
+  local order, list = self.order or {}, {}
+  local n = #order
+  for i = 1, n do
+    local ok, v = order[i]:join()
+    if ok == false then error(v, 0) end
+    if ok then list[i] = v end
+  end
+  list.n = n
+  return list
+end
+
 -- A task of s begins: it is the scope's (allocates: under its pcall).
 local function child_start(s, h, co, fn)
   current[co] = s
@@ -209,10 +310,10 @@ function S:spawn(fn, name)
     error("bad argument #1 to 'spawn' (function expected, got " .. type(fn) .. ")", 2)
   end
   if self.ended then error("cosock.scope: spawn on a scope that has ended", 2) end
-  local s, h = self, nil
+  local s, h, site = self, nil, spawn_site()
   h = spawn(function()
     local co = current_task()
-    local r = pack(pcall(child_start, s, h, co, fn))
+    local r = pack(traced_pcall(name, site, child_start, s, h, co, fn))
     local ok, e = pcall(child_ended, s, h, co, r)
     if not ok then -- (a memory error): an ordinary task's error, for run or the handler
       mark(co, nil)
@@ -222,6 +323,7 @@ function S:spawn(fn, name)
     return unpack(r, 2, r.n)
   end, name)
   s.handles[h] = true
+  note_spawned(s, h)
   mark(h, s.cancelled, s.deadline_at) -- a scope's task from the start (handle:cancel)
   s.live = s.live + 1
   -- Told when the task ends however it ends: one the loop dropped (its wait

@@ -105,6 +105,9 @@ typedef struct cn_loop {
     const char *busy;         /* C code outside run calling Lua on loop state it holds, or NULL */
     int busy_slot;            /* ... for the task in this slot */
     int ran;                  /* this pass resumed tasks (cn_pass_ran) */
+    int blocked_closed;       /* the last pass would have stalled but for a wait on a
+                                 closed socket: it blocks for ever, as cosock does
+                                 (what run reports when Ctrl-C ends it) */
     uint64_t passes, polls;   /* since load or reset (stats) */
   } run;
 

@@ -68,7 +68,11 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   cn_task_push_co(L, t);                       /* base+3: keeps co alive */
   lua_xmove(co, L, 1);                         /* base+4: what it raised */
   cn_task_free(L, lp, t);
-  if (type == LUA_TSTRING || type == LUA_TNUMBER || type == LUA_TNIL) {
+  /* (A task a feature hooked, a scope's, may raise a message that has its
+   * traceback and task line already: cosock.scope adds them where the
+   * error happened, before its own frames. It is kept as it is.) */
+  if ((type == LUA_TSTRING || type == LUA_TNUMBER || type == LUA_TNIL) &&
+      !(hooked && type == LUA_TSTRING && strstr(lua_tostring(L, base + 4), "\nstack traceback:\n"))) {
     luaL_traceback(L, co, type == LUA_TNIL ? NULL : lua_tostring(L, base + 4), 0);
     cn_hooks_task_line(L, lp, base + 2, site, line);
     lua_concat(L, 2);
@@ -190,7 +194,10 @@ static int stall(lua_State *L, cn_loop *lp) {
   return luaL_error(L, "cosock tried to call socket.select with no sockets and no timeout. "
                        "this is a bug, please report it, including the above dump state\n"
                        "cosock-native: every live task waits on something that nothing can wake "
-                       "(no socket, no timeout); the dump above shows what each one waits on");
+                       "(no socket, no timeout); the dump above shows what each one waits on "
+                       "(the line above is cosock 0.2.0's, kept word for word: a stall is the "
+                       "program's tasks waiting for each other or for what was closed, "
+                       "doc/deadlock-report.md)");
 }
 
 /* Signals (Ctrl-C). lua.c answers SIGINT by setting a hook on the main
@@ -254,9 +261,15 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   if (stepping && cap >= 0 && (timeout < 0 || timeout > cap)) timeout = cap;
   /* Step 11 (unless a feature may still wake a task: a timer object with a
    * waker, predicates not yet evaluated idle). */
+  lp->run.blocked_closed = 0;
   if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
-      (!stepping || cap < 0) && !cn_hooks_hold(lp) && !cn_waits_closed(lp))
-    stall(L, lp);   /* (a step with a limit sleeps it: see step.c; on a closed socket: block, as cosock does) */
+      (!stepping || cap < 0) && !cn_hooks_hold(lp)) {
+    /* (a step with a limit sleeps it: see step.c) On a closed socket:
+     * block, as cosock does; an interrupt's error then carries the report
+     * (blocked_on_closed, cosock.lua). */
+    if (!cn_waits_closed(lp)) stall(L, lp);
+    lp->run.blocked_closed = 1;
+  }
   /* Steps 12-15. */
   if (timeout == 0 && cn_fd_polled(lp) == 0) return 1; /* nothing to poll, no wait */
   if (cn_at_on(lp, CN_AT_SLEEP)) {            /* (cosock.sim: virtual time, no poll) */
@@ -441,6 +454,7 @@ static int l_set_error_handler(lua_State *L) {
 
 void cn_run_reset(lua_State *L, cn_loop *lp) {
   lp->run.passes = lp->run.polls = 0;
+  lp->run.blocked_closed = 0;
   lua_pushboolean(L, 0);                       /* none (a nil would free the registry slot) */
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->run.r_errh); /* an existing slot: no allocation */
 }
@@ -456,10 +470,19 @@ static int l_set_stall_hook(lua_State *L) {
   return 0;
 }
 
+/* blocked_on_closed() -> true when the loop is (or last was) blocked for
+ * ever on a wait on a closed socket, where it would otherwise have stalled:
+ * cosock.lua then adds the deadlock report to the error that ended it. */
+static int l_blocked_on_closed(lua_State *L) {
+  lua_pushboolean(L, cn_loop_get(L)->run.blocked_closed);
+  return 1;
+}
+
 void cn_run_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg funcs[] = {
     {"run", cn_run}, {"set_stall_hook", l_set_stall_hook},
-    {"set_error_handler", l_set_error_handler}, {NULL, NULL}
+    {"set_error_handler", l_set_error_handler}, {"blocked_on_closed", l_blocked_on_closed},
+    {NULL, NULL}
   };
   lp->run.current = -1;
   lua_pushboolean(L, 0);                       /* registry slots (a nil would not take one) */
