@@ -4,8 +4,11 @@
 -- block is a whole program unless its info string says `lua fragment` (a
 -- piece of a program: not run). A program must end without an error; when
 -- the next block is ```output, it must print exactly that (```output
--- unordered: the same lines in any order). Whitespace runs compare as one
--- space (print separates with tabs).
+-- unordered: the same lines in any order; ```output virtual-clock: the
+-- program runs with cosock.sim's virtual clock on, for an output whose order
+-- is the order of its deadlines: a loaded machine could reorder deadlines
+-- 0.1 s apart on the real clock, the virtual one never does). Whitespace runs
+-- compare as one space (print separates with tabs).
 
 local md = require "spec.support.markdown"
 local interpreter = require "spec.support.interpreter"
@@ -25,13 +28,14 @@ local TIME_LIMIT = 60   -- seconds; a program waits a few seconds at most
 local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 -- Runs a program in a child process; returns its output and exit status.
-local function run(code)
+local function run(code, virtual_clock)
   local file = os.tmpname()
   local f = assert(io.open(file, "w"))
   f:write(code, "\n")
   f:close()
-  local cmd = ("LUA_PATH=%s LUA_CPATH=%s timeout %d %s %s 2>&1; echo \"exit status: $?\""):format(
-    shell_quote(package.path), shell_quote(package.cpath), TIME_LIMIT, interpreter, file)
+  local init = virtual_clock and "LUA_INIT=" .. shell_quote("require('cosock.sim').on()") .. " " or ""
+  local cmd = ("%sLUA_PATH=%s LUA_CPATH=%s timeout %d %s %s 2>&1; echo \"exit status: $?\""):format(
+    init, shell_quote(package.path), shell_quote(package.cpath), TIME_LIMIT, interpreter, file)
   local p = assert(io.popen(cmd))
   local out = p:read("*a")
   p:close()
@@ -66,7 +70,10 @@ local function programs(page)
       end
     elseif lang == "output" then
       assert(last, ("%s:%d: an output block without a program before it"):format(page, b.line))
-      last.output, last.unordered = b.code, mark == "unordered"
+      assert(mark == "" or mark == "unordered" or mark == "virtual-clock",
+        ("%s:%d: an output block is plain, `output unordered` or `output virtual-clock`, not %q"):format(
+          page, b.line, b.info))
+      last.output, last.unordered, last.virtual_clock = b.code, mark == "unordered", mark == "virtual-clock"
       last = nil
     end
   end
@@ -78,7 +85,7 @@ describe("the documents' programs", function()
     for _, prog in ipairs(programs(page)) do
       it(("%s:%d runs%s"):format(page, prog.line, prog.output and " and prints what follows it" or ""),
         function()
-          local out, status = run(prog.code)
+          local out, status = run(prog.code, prog.virtual_clock)
           assert.equal(0, status, out)
           if prog.output then
             assert.same(lines(prog.output, prog.unordered), lines(out, prog.unordered))
