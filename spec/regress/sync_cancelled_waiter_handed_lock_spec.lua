@@ -54,5 +54,4 @@ describe("regress: a waiter cancelled in line", function()
       end)
     end
   end
-
 end)
