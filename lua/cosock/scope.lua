@@ -36,6 +36,11 @@ local current = setmetatable({}, { __mode = "k" })
 local given = setmetatable({}, { __mode = "k" })
 -- co -> true for the tasks s:spawn started (they tell cosock.sync they ended).
 local spawned = setmetatable({}, { __mode = "k" })
+-- co -> true once the task was cancelled by handle:cancel() (or cosock.stop)
+-- while it ran in a scope: it stays cancelled for the rest of its life, in
+-- every scope it is in or enters (issue 35: learnt by the innermost scope
+-- only, the cancellation was lost by the one enclosing it).
+local hard = setmetatable({}, { __mode = "k" })
 
 -- Task co ended (or was dropped): what it held in cosock.sync goes back.
 local function ended(co)
@@ -68,21 +73,22 @@ end
 -- Tells the loop what applies to task co now: its innermost scope's
 -- cancellation and deadline, nothing while its scope waits for its tasks
 -- (that wait must not be cut short), nothing at all outside scopes. Returns
--- true when the task had a cancellation this file did not give it: a
--- handle:cancel() of the task.
+-- true when the task was cancelled by a handle:cancel() of the task, now
+-- (a cancellation this file did not give it) or before (hard).
 local function apply(co)
-  local s, expected, was, _ = current[co], given[co], nil, nil
+  local s, expected, was, by_handle, _ = current[co], given[co], nil, nil, nil
   if s == nil then
     given[co] = nil
-    _, was = mark(co, nil)
+    _, was, by_handle = mark(co, nil)
   elseif s.joining and s.owner == co then
     given[co] = false
-    _, was = mark(co, false, nil)
+    _, was, by_handle = mark(co, false, nil)
   else
     given[co] = s.cancelled
-    _, was = mark(co, s.cancelled, s.deadline_at)
+    _, was, by_handle = mark(co, s.cancelled, s.deadline_at)
   end
-  return was and not expected
+  if by_handle or (was and not expected) then hard[co] = true end
+  return hard[co] == true
 end
 
 local function wake(s)
