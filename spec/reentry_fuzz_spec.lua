@@ -1,9 +1,12 @@
 -- The re-entrancy and finalizer fuzzers (test/reentry.lua), a short
 -- fixed-seed part of each: callback points of the loop (setwaker, _wake,
 -- getfd, dirty, wakers, predicates, the error handler, the watchdog's
--- reporter) and finalizers run at the loop's own allocations call public
--- functions (reset, spawn, cancel, run, sleep, select, lookups, performs,
--- ...). Each call works or raises a string error; after each sequence the
+-- reporter, scopes' deferred functions) and finalizers run at the loop's
+-- own allocations call public functions (reset, spawn, cancel, run, sleep,
+-- select, lookups, performs, a scope's cancel, a lock's acquire and
+-- release, cosock.stop, an OS-signal receiver, cosock.sim, ...); the tasks
+-- also run scopes, locks and OS-signal waits, one sequence in five under
+-- cosock.sim. Each call works or raises a string error; after each sequence the
 -- loop is empty and a fresh run works. The long runs: scripts/fuzz.sh
 -- --reentry / --finalizer (doc/reliability.md). COSOCK_REENTRY_COUNT changes
 -- the count; under valgrind (make check-valgrind) a few sequences only.

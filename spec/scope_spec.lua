@@ -151,7 +151,7 @@ describe("cosock.scope", function()
         "cosock.scope: must be called from a cosock task")
       local r = in_task(function() return pcall(scope.run, 42) end)
       assert.is_false(r[1])
-      assert.truthy(r[2]:find("function expected, got number", 1, true))
+      assert.truthy(r[2]:find("function or table of options expected, got number", 1, true))
     end)
   end)
 

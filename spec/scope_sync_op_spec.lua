@@ -229,7 +229,7 @@ describe("cosock.op with cosock.sync and cosock.scope", function()
       end)
       assert.is_true(r[1])
       assert.is_false(r[2])
-      assert.truthy(r[3]:find("bad self to 'wait_op' (cosock.scope expected)", 1, true))
+      assert.truthy(r[3]:find("bad self to 'wait_op' (cosock.scope expected, got table)", 1, true))
     end)
   end)
 

@@ -37,6 +37,10 @@ local GRACE = 0.05
 function W.prepare()
   require "cosock.scope" -- (loaded with allocation on: the sweep covers their use)
   require "cosock.sync"
+  require "cosock.ossignal"
+  require "cosock.sim"
+  require "cosock.sim.tcp" -- (what sim.on loads on first use: loaded here, the sweep covers its use)
+  require "cosock.sim.udp"
   for i = 1, MAX_TASKS do handles[i] = false end
   handles.n = 0
 end
@@ -392,8 +396,93 @@ local function scope_ops(checks)
   end, "scope ops")
 end
 
+-- cosock.sync's line (issue 35): a waiter that times out leaves it; a
+-- waiter cancelled in line while a release comes before it runs is passed
+-- over (the permit goes to the next one, the cancelled one raises); no
+-- permit is lost.
+local function sync_line(checks)
+  local scope, sync = require "cosock.scope", require "cosock.sync"
+  spawn(function()
+    local sem = sync.semaphore(1)
+    assert(sem:acquire())
+    assert(sem:acquire(0.001) == nil) -- (a task may hold several: it waits, times out)
+    local sc
+    local a = spawn(function()
+      local ok, err = scope.run(function(s)
+        sc = s
+        local got, e = compat.pcall(sem.acquire, sem, LIMIT) -- cancelled in line
+        if got then sem:release() end
+        if e ~= scope.cancelled then error(e, 0) end
+      end)
+      if not ok then error(err, 0) end -- (a memory error)
+    end, "cancelled waiter")
+    local b = spawn(function() assert(sem:acquire(LIMIT)); sem:release() end, "next waiter")
+    socket.sleep(0) -- (both in line)
+    if sc then sc:cancel() end -- (nil: its scope failed for memory)
+    sem:release()
+    local ok, err = a:join(LIMIT)
+    if not ok then error(err, 0) end
+    ok, err = b:join(LIMIT)
+    if not ok then error(err, 0) end
+    assert(sem:available() == 1 and tostring(sem):find("0 waiting", 1, true), tostring(sem))
+    checks.sync_line = true
+  end, "sync line")
+end
+
+-- cosock.ossignal (no signal is sent: the receiver's waits, close waking
+-- a waiter, the receiver in select).
+local function ossignals(checks)
+  spawn(function()
+    local rx = cosock.ossignal.receiver("USR2")
+    rx:settimeout(0)
+    assert(rx:receive() == nil)
+    rx:settimeout(0.001)
+    local v, err = rx:receive()
+    assert(v == nil and err == "timeout", err)
+    local r, _, e = socket.select({ rx }, nil, 0.001)
+    assert(r == nil and e == "timeout", e)
+    rx:settimeout(LIMIT)
+    local waiter = spawn(function()
+      local v2, err2 = rx:receive()
+      assert(v2 == nil and err2 == "closed", err2)
+    end, "signal waiter")
+    socket.sleep(0)
+    rx:close()
+    local ok, err3 = waiter:join(LIMIT)
+    if not ok then error(err3, 0) end
+    checks.ossignal = true
+  end, "ossignal")
+end
+
 local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops, scopes,
-  scope_ops }
+  scope_ops, sync_line, ossignals }
+
+-- cosock.sim, after the rest (it needs a loop with no task): a simulated
+-- tcp exchange, a sleep of virtual minutes and a scope.timeout under the
+-- virtual clock, then the real world back (sim.off; cosock.reset() does it
+-- in the sweep's checks after a failed try).
+local function simulated()
+  local sim, scope = require "cosock.sim", require "cosock.scope"
+  sim.on({ seed = 1, record = false })
+  local got
+  spawn(function()
+    local srv = assert(socket.bind("10.0.0.1", 80))
+    local c = assert(srv:accept())
+    assert(c:send("hi\n"))
+    c:close()
+    srv:close()
+  end, "sim server")
+  spawn(function()
+    socket.sleep(60)
+    local c = assert(socket.connect("10.0.0.1", 80))
+    got = assert(c:receive("*l"))
+    c:close()
+    assert(scope.timeout(1, socket.sleep, 3600) == nil)
+  end, "sim client")
+  cosock.run()
+  sim.off()
+  assert(got == "hi", tostring(got))
+end
 
 function W.run()
   local checks = {}
@@ -403,9 +492,12 @@ function W.run()
   cosock.run()
   assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.signals
     and checks.additions and checks.accounting and checks.ops and checks.scopes
-    and checks.scope_ops, "a section did not finish")
+    and checks.scope_ops and checks.sync_line and checks.ossignal, "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
+  simulated()
+  st = require("cosock.core").stats()
+  assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty after the simulation")
   return true
 end
 

@@ -12,6 +12,10 @@
 --   mode "finalizer": tasks and callbacks drop garbage whose finalizers do
 --                     that, so the calls come from inside the loop's own
 --                     allocations (the collector is made eager meanwhile).
+-- The workload also runs scopes (with deadlines, tasks and deferred
+-- functions, a callback point), a lock's acquire and acquire_op, and an
+-- OS-signal receiver's waits; one sequence in five runs under cosock.sim
+-- (no real socket then: the wrappers' steps sleep instead).
 -- Checked: every call works or raises a string error (never a Lua runtime
 -- error out of cosock's own code); after each sequence, with every task
 -- cancelled, run() returns, the loop is empty and a fresh run works;
@@ -35,6 +39,9 @@ local channel = cosock.channel
 local op = require "cosock.op"
 local when = cosock.when
 local signal = cosock.signal
+local scope = require "cosock.scope"
+local sync = require "cosock.sync"
+local sim = require "cosock.sim"
 
 local R = {}
 R.counts = { calls = 0, refused = 0, finalizers = 0, steps = 0 }
@@ -89,6 +96,27 @@ local CALLS = {
   end,
   stats = function() cosock.get_thread_metadata(); core.stats() end,
   gc = function() collectgarbage("step") end,
+  scope_cancel = function(ctx)
+    local sc = ctx.scopes[ctx.r(8)]
+    if sc then sc:cancel() end
+  end,
+  acquire = function(ctx) if ctx.lock:acquire(0) then ctx.lock:release() end end,
+  release = function(ctx) ctx.lock:release() end,
+  stop = function(ctx)
+    ctx.stopped = true -- (from a task, stop spawns a task of its own: see R.sequence)
+    cosock.stop()
+  end,
+  ossignal = function(ctx) -- (receive with a timeout of 0 only looks: also under cosock.sim)
+    ctx.osrx:settimeout(0)
+    ctx.osrx:receive()
+    ctx.osrx:settimeout(0.002)
+  end,
+  ossignal_close = function(ctx) if ctx.r(4) == 1 then ctx.osrx:close() end end,
+  sim_now = function() sim.now() end,
+  sim_on_off = function(ctx) -- (in a simulated sequence only: real sockets cannot wait under it)
+    if not ctx.sim or ctx.r(4) ~= 1 then return end
+    if ctx.r(2) == 1 then sim.off() else sim.on({ seed = ctx.r(100), record = false }) end
+  end,
 }
 local CALL_NAMES = {}
 for name in pairs(CALLS) do CALL_NAMES[#CALL_NAMES + 1] = name end
@@ -103,7 +131,9 @@ end
 
 -- Makes one random public call, protected; checks how it failed.
 local function call(ctx, where)
-  if ctx.depth >= MAX_DEPTH then return end
+  -- (none once the sequence is over: a task of a scope cancelled then
+  -- still runs its cleanup, whose calls would start the sequence again)
+  if ctx.depth >= MAX_DEPTH or ctx.done then return end
   local name = CALL_NAMES[ctx.r(#CALL_NAMES)]
   if R.trace then io.stderr:write(("reentry: %s from %s\n"):format(name, where)) end
   ctx.depth = ctx.depth + 1
@@ -185,14 +215,38 @@ end
 -- ---------------------------------------------------------------------------
 -- the workload
 
+-- A scope of a step of this task and one or two tasks of their own, now
+-- and then with a deadline; its deferred function is a callback point.
+local function scope_step(ctx)
+  if ctx.scope_depth >= 3 then return end
+  ctx.scope_depth = ctx.scope_depth + 1
+  local ok, err = pcall(scope.run, { timeout = ctx.r(3) == 1 and 0.002 or nil, grace = 0.002 }, function(s)
+    ctx.scopes[ctx.r(8)] = s -- (the last few, for scope_cancel)
+    s:defer(function() hook(ctx, "a deferred function") end)
+    for _ = 1, ctx.r(2) do
+      if ctx.spawned < MAX_TASKS then
+        ctx.spawned = ctx.spawned + 1
+        ctx.handles[#ctx.handles + 1] = s:spawn(function() task_body(ctx, 1) end, "scoped")
+      end
+    end
+    task_body(ctx, 1)
+  end)
+  ctx.scope_depth = ctx.scope_depth - 1
+  -- The task's own cancellation (handle:cancel, an enclosing scope's)
+  -- goes on, as the guide asks of code that catches it.
+  if not ok and err == scope.cancelled then error(err, 0) end
+end
+
 local STEPS = {
   function(ctx) coroutine.yield({ ctx.objs[ctx.r(#ctx.objs)] }, nil, 0.003) end,
   function(ctx)
+    if #ctx.wrappers == 0 then return socket.sleep(0.001) end -- (under cosock.sim)
     local w = ctx.wrappers[ctx.r(#ctx.wrappers)]
     ctx.sender:sendto("x", "127.0.0.1", w.port)
     coroutine.yield({ w }, nil, 0.003)
   end,
   function(ctx)                                -- every wrapper at once: many fds polled
+    if #ctx.wrappers == 0 then return socket.sleep(0.001) end -- (under cosock.sim)
     for _ = 1, ctx.r(4) do
       local w = ctx.wrappers[ctx.r(#ctx.wrappers)]
       ctx.sender:sendto("x", "127.0.0.1", w.port)
@@ -203,6 +257,9 @@ local STEPS = {
   function(ctx) ctx.rx:receive() end,
   function(ctx) ctx.tx:send("step") end,
   function(ctx)
+    -- (not under cosock.sim until issue 35's item 1 is fixed there: a
+    -- predicate wait can stop the virtual clock)
+    if ctx.sim then return socket.sleep(0.001) end
     when.wait(function() hook(ctx, "predicate") return ctx.r(3) == 1 end, 0.003)
   end,
   function(ctx) op.perform(op.choice(op.recv(ctx.rx2), op.sleep(0.001))) end,
@@ -214,10 +271,29 @@ local STEPS = {
   end,
   function() error("a task raised") end,
   function(ctx)                                -- a hog, for the watchdog's reporter
-    local t = core.monotime()
-    while core.monotime() - t < 0.002 do hook(ctx, "hog") end
+    local now = ctx.sim and os.clock or core.monotime -- (the virtual clock stands still)
+    local t = now()
+    while now() - t < 0.002 do hook(ctx, "hog") end
   end,
   function(ctx) call(ctx, "a task") end,
+  scope_step,
+  function(ctx) scope.timeout(0.002, task_body, ctx, 1) end,
+  function(ctx)
+    if ctx.lock:acquire(0.002) then
+      hook(ctx, "holding a lock")
+      socket.sleep(0)
+      pcall(ctx.lock.release, ctx.lock) -- (a reset between: not held any more)
+    end
+  end,
+  function(ctx)
+    if op.choice(ctx.lock:acquire_op(), op.sleep(0.001)):perform() == true then
+      hook(ctx, "holding a lock")
+      pcall(ctx.lock.release, ctx.lock)
+    end
+  end,
+  -- (an OS-signal receiver is a real descriptor: not under cosock.sim)
+  function(ctx) if ctx.sim then socket.sleep(0.001) else ctx.osrx:receive() end end,
+  function(ctx) socket.select({ ctx.sim and ctx.u or ctx.osrx }, nil, 0.002) end,
 }
 
 function task_body(ctx, n)
@@ -240,12 +316,17 @@ end
 function R.sequence(mode, seed)
   local r = F.new_rng(seed)
   local ctx = { mode = mode, r = r, depth = 0, spawned = 0, handles = {}, kept = {}, objs = {}, wrappers = {},
-    closers = {}, failures = {} }
+    closers = {}, failures = {}, scopes = {}, scope_depth = 0, lock = sync.lock() }
   function ctx.fail(msg) ctx.failures[#ctx.failures + 1] = msg end
   cosock.reset()
   if core.dns == "c-ares" then
     assert(socket.dns.configure { servers = { "127.0.0.1:9" }, timeout = 0.01, tries = 1 })
   end
+  ctx.osrx = cosock.ossignal.receiver("USR2")
+  ctx.osrx:settimeout(0.002)
+  ctx.closers[#ctx.closers + 1] = ctx.osrx
+  ctx.sim = r(5) == 1
+  if ctx.sim then sim.on({ seed = seed, record = false }) end
   ctx.tx, ctx.rx = channel.new(r(2) - 1)
   ctx.rx:settimeout(0.002)
   ctx.tx:settimeout(0.002)
@@ -257,7 +338,7 @@ function R.sequence(mode, seed)
   for i = 1, 3 do ctx.objs[i] = fake(ctx) end
   -- Now and then about as many wrappers as the poller's first event buffer
   -- holds (64): a callback that watches one more fd makes it grow.
-  for i = 1, r(4) == 1 and 56 + r(12) or 2 do ctx.wrappers[i] = wrapper(ctx) end
+  for i = 1, ctx.sim and 0 or r(4) == 1 and 56 + r(12) or 2 do ctx.wrappers[i] = wrapper(ctx) end
   if r(2) == 1 then cosock.set_error_handler(function() hook(ctx, "the error handler") end) end
   if r(3) == 1 then cosock.set_watchdog(0.001, "report", function() hook(ctx, "the watchdog's reporter") end) end
   for _ = 1, r(6) do spawn_task(ctx, r(6), "task") end
@@ -278,6 +359,9 @@ function R.sequence(mode, seed)
   end
   ctx.done = true                              -- finalizers still to run do nothing
   for _, h in ipairs(ctx.handles) do pcall(h.cancel, h) end
+  -- A task cosock.stop spawned (not one of the sequence's handles) may be
+  -- still to run: it would cancel the settling's own task. It runs first.
+  if ctx.stopped then pcall(cosock.run) end
   F.settle(ctx)
   for _, s in ipairs(ctx.closers) do pcall(s.close, s) end
   cosock.reset()

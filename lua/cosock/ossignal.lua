@@ -29,19 +29,30 @@ R.__index = R
 
 local m = {}
 
+-- A method called with a dot (rx.receive()) or on another value.
+local function check_self(self, what)
+  if getmetatable(self) ~= R then
+    error(("bad self to '%s' (cosock.ossignal receiver expected, got %s)"):format(what, type(self)), 3)
+  end
+end
+
 function m.receiver(...)
   local fd = C.open(...)
   return setmetatable({ inner_sock = fd }, R)
 end
 
 function R:settimeout(t)
-  if t ~= nil and type(t) ~= "number" then
-    error("bad argument #1 to 'settimeout' (number or nil expected, got " .. type(t) .. ")", 2)
+  check_self(self, "settimeout")
+  if t ~= nil and (type(t) ~= "number" or t ~= t) then
+    error("bad argument #1 to 'settimeout' (number or nil expected, got " ..
+      (t ~= t and "NaN" or type(t)) .. ")", 2)
   end
+  if t == math.huge then t = nil end -- (no limit)
   self._timeout = t
 end
 
 function R:receive()
+  check_self(self, "receive")
   local t = self._timeout
   local deadline = t and t > 0 and core.monotime() + t
   while true do
@@ -64,6 +75,7 @@ function R:receive()
 end
 
 function R:setwaker(kind, fn)
+  check_self(self, "setwaker")
   if kind ~= "recvr" then error("unsupported wake kind: " .. tostring(kind), 2) end
   if fn ~= nil and self._waker ~= nil then
     error("recvr waker already set, sockets can only block one thread per waker kind", 2)
@@ -76,6 +88,7 @@ function R:setwaker(kind, fn)
 end
 
 function R:_wake(kind)
+  check_self(self, "_wake")
   local fn = kind == "recvr" and self._waker
   if not fn then return false end
   self._waker = nil
@@ -84,6 +97,7 @@ function R:_wake(kind)
 end
 
 function R:close()
+  check_self(self, "close")
   if self._closed then return end
   self._closed = true
   closing(self)                                  -- the loop forgets the fd first

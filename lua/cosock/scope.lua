@@ -18,8 +18,8 @@ local mark, monotime, current_task = core.scope_mark, core.monotime, core.curren
 local spawn, hard_cancel = core.spawn, core.thread_handle.cancel
 local pcall, pack, unpack = compat.pcall, compat.pack, compat.unpack
 local yield = coroutine.yield
-local type, error, pairs, setmetatable, getmetatable, tostring =
-  type, error, pairs, setmetatable, getmetatable, tostring
+local type, error, pairs, setmetatable, getmetatable, tostring, huge =
+  type, error, pairs, setmetatable, getmetatable, tostring, math.huge
 
 local m = {}
 
@@ -36,6 +36,11 @@ local current = setmetatable({}, { __mode = "k" })
 local given = setmetatable({}, { __mode = "k" })
 -- co -> true for the tasks s:spawn started (they tell cosock.sync they ended).
 local spawned = setmetatable({}, { __mode = "k" })
+-- co -> true once the task was cancelled by handle:cancel() (or cosock.stop)
+-- while it ran in a scope: it stays cancelled for the rest of its life, in
+-- every scope it is in or enters (issue 35: learnt by the innermost scope
+-- only, the cancellation was lost by the one enclosing it).
+local hard = setmetatable({}, { __mode = "k" })
 
 -- Task co ended (or was dropped): what it held in cosock.sync goes back.
 local function ended(co)
@@ -52,6 +57,14 @@ end
 local S = {}
 S.__index = S
 S.__name = "cosock.scope"
+
+-- A method called with a dot (s.defer(fn)) or on another value.
+local function check_self(self, what)
+  if getmetatable(self) ~= S then
+    error(("bad self to '%s' (cosock.scope expected, got %s)"):format(what, type(self)), 3)
+  end
+end
+
 function S.__tostring(s)
   return ("cosock.scope (%d task%s left%s)"):format(s.live, s.live == 1 and "" or "s",
     s.cancelled and ", cancelled" or "")
@@ -60,21 +73,22 @@ end
 -- Tells the loop what applies to task co now: its innermost scope's
 -- cancellation and deadline, nothing while its scope waits for its tasks
 -- (that wait must not be cut short), nothing at all outside scopes. Returns
--- true when the task had a cancellation this file did not give it: a
--- handle:cancel() of the task.
+-- true when the task was cancelled by a handle:cancel() of the task, now
+-- (a cancellation this file did not give it) or before (hard).
 local function apply(co)
-  local s, expected, was, _ = current[co], given[co], nil, nil
+  local s, expected, was, by_handle, _ = current[co], given[co], nil, nil, nil
   if s == nil then
     given[co] = nil
-    _, was = mark(co, nil)
+    _, was, by_handle = mark(co, nil)
   elseif s.joining and s.owner == co then
     given[co] = false
-    _, was = mark(co, false, nil)
+    _, was, by_handle = mark(co, false, nil)
   else
     given[co] = s.cancelled
-    _, was = mark(co, s.cancelled, s.deadline_at)
+    _, was, by_handle = mark(co, s.cancelled, s.deadline_at)
   end
-  return was and not expected
+  if by_handle or (was and not expected) then hard[co] = true end
+  return hard[co] == true
 end
 
 local function wake(s)
@@ -122,26 +136,28 @@ end
 --- s:cancel(): cancels every task of the scope and of the scopes nested in
 --- it (their waits raise `scope.cancelled`). Nothing once the scope ended.
 function S:cancel()
-  if getmetatable(self) ~= S then error("bad self to 'cancel' (cosock.scope expected)", 2) end
+  check_self(self, "cancel")
   cancel(self)
 end
 
 --- s:is_cancelled() -> whether the scope was cancelled (by s:cancel(), a
 --- failure, its deadline or an enclosing scope).
 function S:is_cancelled()
+  check_self(self, "is_cancelled")
   return self.cancelled
 end
 
 --- s:deadline() -> the time (cosock.timer.now()'s clock) every wait in the
 --- scope ends at, its own or an enclosing scope's, whichever is earlier; nil.
 function S:deadline()
+  check_self(self, "deadline")
   return self.deadline_at
 end
 
 --- s:wait_op() -> a cosock.op operation, ready once the scope has ended;
 --- its results are what scope.run returned (true, ... | false, err).
 function S:wait_op()
-  if getmetatable(self) ~= S then error("bad self to 'wait_op' (cosock.scope expected)", 2) end
+  check_self(self, "wait_op")
   local c = self.done
   if c == nil then
     c = require("cosock.op").cond()
@@ -161,6 +177,7 @@ end
 --- s:defer(fn): fn() runs when the scope ends (after its tasks ended, its
 --- own cancellation lifted), last deferred first, whether it ended well or not.
 function S:defer(fn)
+  check_self(self, "defer")
   if type(fn) ~= "function" then
     error("bad argument #1 to 'defer' (function expected, got " .. type(fn) .. ")", 2)
   end
@@ -305,7 +322,7 @@ end
 --- cosock handle: join, is_alive; cancel cancels it with cleanup). Its error
 --- fails the scope (and goes to join, not to the error handler).
 function S:spawn(fn, name)
-  if getmetatable(self) ~= S then error("bad self to 'spawn' (cosock.scope expected)", 2) end
+  check_self(self, "spawn")
   if type(fn) ~= "function" then
     error("bad argument #1 to 'spawn' (function expected, got " .. type(fn) .. ")", 2)
   end
@@ -408,27 +425,59 @@ local function join_all(s, co)
 end
 
 -- Runs the deferred functions, last first; the first error fails the scope.
+-- One that raised the cancellation was cut short by what still applies
+-- while they run (an enclosing scope's cancellation or deadline, a
+-- handle:cancel() of the task): noted, so that the scope passes it on
+-- (issue 35: a deadline that passed in an inner scope's cleanup was lost).
 local function run_defers(s)
   for i = #s.defers, 1, -1 do
     local ok, err = pcall(s.defers[i])
-    if not ok and err ~= CANCELLED and s.failed == nil then
+    if not ok and err == CANCELLED then
+      s.defer_cut = true
+    elseif not ok and s.failed == nil then
       s.failed = true
       s.err = err
     end
   end
 end
 
-local function check_opts(opts)
-  local timeout, deadline, grace = opts.timeout, opts.deadline, opts.grace
-  if timeout ~= nil and (type(timeout) ~= "number" or timeout ~= timeout) then
-    error("cosock.scope: option timeout must be a number of seconds (got " .. tostring(timeout) .. ")", 4)
+local OPTIONS = { timeout = true, deadline = true, grace = true }
+
+-- The text for a bad number in an error message.
+local function shown(x)
+  if type(x) ~= "number" then return type(x) end
+  if x ~= x then return "NaN" end
+  return tostring(x)
+end
+
+-- A time limit (timeout or deadline): NaN and non-numbers raise; +inf is
+-- none (nil); -inf and every time at or before now stay (the scope is
+-- expired from the start: scoped_run).
+local function check_time(fname, name, v, what)
+  if type(v) ~= "number" or v ~= v then
+    error(("cosock.scope.%s: option %s must be %s (got %s)"):format(fname, name, what, shown(v)), 5)
   end
-  if deadline ~= nil and (type(deadline) ~= "number" or deadline ~= deadline) then
-    error("cosock.scope: option deadline must be a time of cosock.timer.now() (got " ..
-      tostring(deadline) .. ")", 4)
+  if v == huge then return nil end
+  return v
+end
+
+-- scope.run's options -> the scope's own deadline (nil: none), grace.
+-- Unknown keys raise (a typo must not drop a deadline silently).
+local function check_opts(fname, opts)
+  for k in pairs(opts) do
+    if not OPTIONS[k] then
+      error(("cosock.scope.%s: unknown option '%s' (timeout, deadline or grace expected)"):format(
+        fname, tostring(k)), 4)
+    end
+  end
+  local timeout, deadline, grace = opts.timeout, opts.deadline, opts.grace
+  if timeout ~= nil then timeout = check_time(fname, "timeout", timeout, "a number of seconds") end
+  if deadline ~= nil then
+    deadline = check_time(fname, "deadline", deadline, "a time of cosock.timer.now()")
   end
   if grace ~= nil and (type(grace) ~= "number" or grace ~= grace or grace < 0) then
-    error("cosock.scope: option grace must be a number of seconds >= 0 (got " .. tostring(grace) .. ")", 4)
+    error(("cosock.scope.%s: option grace must be a number of seconds >= 0 (got %s)"):format(fname,
+      shown(grace)), 4)
   end
   if timeout ~= nil then
     local at = monotime() + timeout
@@ -455,6 +504,11 @@ local function scoped_run(co, own_deadline, grace, with_scope, fn, ...)
     s.outer = true
     cancel(s)
   end
+  -- A deadline already passed (0, negative, -inf, or just now): expired
+  -- from the start, as a wait with a timeout of 0 or less times out: fn
+  -- runs, and its first wait raises. (Said by cancelling, not by the
+  -- loop's deadline, which takes 0 and below for "none".)
+  if own_deadline and monotime() >= own_deadline then cancel(s) end
   local r
   if with_scope then r = pack(pcall(fn, s, ...)) else r = pack(pcall(fn, ...)) end
   if not r[1] and r[2] ~= CANCELLED then fail(s, r[2]) end
@@ -476,13 +530,17 @@ local function scoped_run(co, own_deadline, grace, with_scope, fn, ...)
     apply(co)
   end
   run_defers(s)
+  if s.defer_cut and not outer then -- (cut in its cleanup: what encloses it applies now?)
+    outer = s.outer or (parent ~= nil and (parent.cancelled or
+      (parent.deadline_at ~= nil and monotime() >= parent.deadline_at)))
+  end
   if s.failed then
     outcome(s, false, s.err)
     return "failed", s.err
   end
   -- Cut short by an enclosing scope's cancellation or deadline: the
   -- cancellation goes on to it (the task's next wait would raise anyway).
-  if outer and (cancelled_here or s.outer or s.cut) then
+  if outer and (cancelled_here or s.outer or s.cut or s.defer_cut) then
     outcome(s, false, "cancelled")
     error(CANCELLED, 0)
   end
@@ -510,12 +568,13 @@ local function settled(co, parent, ok, ...)
   error(err, 0)
 end
 
-local function run_scope(opts, with_scope, fn, ...)
+-- fname, fpos: the public function and fn's argument number (errors).
+local function run_scope(fname, fpos, opts, with_scope, fn, ...)
   if type(fn) ~= "function" then
-    error("bad argument to 'cosock.scope' (function expected, got " .. type(fn) .. ")", 3)
+    error(("bad argument #%d to '%s' (function expected, got %s)"):format(fpos, fname, type(fn)), 3)
   end
   local own_deadline, grace = nil, nil
-  if opts ~= nil then own_deadline, grace = check_opts(opts) end
+  if opts ~= nil then own_deadline, grace = check_opts(fname, opts) end
   local co = current_task()
   if co == nil then error("cosock.scope: must be called from a cosock task", 3) end
   return settled(co, current[co], pcall(scoped_run, co, own_deadline, grace, with_scope, fn, ...))
@@ -535,8 +594,11 @@ end
 --- (seconds from now), deadline (a time of cosock.timer.now()), grace
 --- (seconds a cancelled task may go on before it is dropped; default 1).
 function m.run(opts, ...)
-  if type(opts) == "table" then return results(run_scope(opts, true, ...)) end
-  return results(run_scope(nil, true, opts, ...))
+  if type(opts) == "table" then return results(run_scope("run", 2, opts, true, ...)) end
+  if type(opts) ~= "function" then
+    error("bad argument #1 to 'run' (function or table of options expected, got " .. type(opts) .. ")", 2)
+  end
+  return results(run_scope("run", 1, nil, true, opts, ...))
 end
 
 --- scope.timeout(seconds, fn, ...) -> fn's results | nil, "timeout". Runs
@@ -544,14 +606,14 @@ end
 --- raised again.
 function m.timeout(seconds, fn, ...)
   if type(seconds) ~= "number" or seconds ~= seconds then
-    error("bad argument #1 to 'timeout' (number expected, got " .. type(seconds) .. ")", 2)
+    error("bad argument #1 to 'timeout' (number expected, got " .. shown(seconds) .. ")", 2)
   end
   local function body(status, ...)
     if status == "ok" then return ... end
     if status == "failed" then error((...), 0) end
     return nil, "timeout"
   end
-  return body(run_scope({ timeout = seconds }, false, fn, ...))
+  return body(run_scope("timeout", 2, { timeout = seconds }, false, fn, ...))
 end
 
 --- scope.current() -> the innermost scope the calling task runs in, or nil.

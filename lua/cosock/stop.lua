@@ -24,7 +24,10 @@ local function sweep()
   if first ~= nil then error(first, 0) end
 end
 
-return function()
+return function(x)
+  if x ~= nil then -- (no timeout here: a drain with a deadline is a scope, doc/service.md)
+    error("bad argument #1 to 'stop' (no argument expected, got " .. type(x) .. ")", 2)
+  end
   local ok, err = pcall(sweep)
   if core.current_task() ~= nil then
     core.spawn(sweep, "cosock.stop")             -- ends the caller at its next wait

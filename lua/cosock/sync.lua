@@ -8,15 +8,28 @@
 --- found when the next acquire looks, and a waiter behind such a holder
 --- looks twice a second. A wait obeys its scope's cancellation and deadline
 --- (cosock.scope): a cancelled waiter leaves the line and raises.
+---
+--- The line is a doubly linked list of waiter records (head, tail, n): a
+--- waiter that leaves (timed out, cancelled, a choice that chose another
+--- operation) is unlinked at once, in O(1), so nothing stays in line until
+--- the next release. A waiter whose wait ended otherwise before a grant came
+--- to it (a cancel or a timeout made its task ready: its loop waker is
+--- stale) is passed over, keeping its place: the permit goes to the next
+--- live waiter, and the passed-over one decides when it runs (it raises the
+--- cancellation and leaves, or waits on in its place).
 
 local core = require "cosock.core"
 local op = require "cosock.op"
 
+local compat = require "cosock.compat"
+core.open "signal" -- (for waker_stale, src/features/wakers.c: a waiter passed over)
+
 local current_task, monotime, alive = core.current_task, core.monotime, core.task_alive
-local cancel_point = core.cancel_point
+local cancel_point, waker_stale = core.cancel_point, core.waker_stale
+local pcall, tointeger = compat.pcall, compat.tointeger
 local yield = coroutine.yield
-local type, error, pairs, setmetatable, getmetatable, tostring, floor =
-  type, error, pairs, setmetatable, getmetatable, tostring, math.floor
+local type, error, pairs, setmetatable, getmetatable, tostring, huge, floor =
+  type, error, pairs, setmetatable, getmetatable, tostring, math.huge, math.floor
 
 local m = {}
 
@@ -34,7 +47,7 @@ function Sem.__tostring(self)
   local n = 0
   for _ in pairs(self.holders) do n = n + 1 end
   return ("cosock.sync.%s (%d of %d held by %d task%s, %d waiting)"):format(self.kind,
-    self.max - self.avail, self.max, n, n == 1 and "" or "s", self.last - self.first + 1)
+    self.max - self.avail, self.max, n, n == 1 and "" or "s", self.n - self.gone)
 end
 
 -- What a waiter yields (waker protocol); the deadlock report names the
@@ -63,6 +76,85 @@ local function check_self(self, what)
   if getmetatable(self) ~= Sem then
     error(("bad self to '%s' (cosock.sync lock or semaphore expected, got %s)"):format(what, type(self)), 3)
   end
+end
+
+-- For the methods and constructors that take no argument: one given is a
+-- mistake (copas's lock.new(timeout), sema:give(n)), not something to drop.
+local function check_none(what, x)
+  if x ~= nil then
+    error(("bad argument #1 to '%s' (no argument expected, got %s)"):format(what, type(x)), 3)
+  end
+end
+
+---------------------------------------------------------------------------
+-- the line (a doubly linked list; every field exists from the start, so
+-- that linking and unlinking allocate nothing and cannot fail half way)
+---------------------------------------------------------------------------
+
+-- A waiter of task co; st, inst: an acquire_op's perform and instance.
+local function new_waiter(co, st, inst)
+  return { co = co, st = st or false, inst = inst or false, prev = false, next = false,
+    inline = false, left = false, parked = false, granted = false, waker = false }
+end
+
+local function link(self, w)
+  local t = self.tail
+  w.prev, w.next, w.inline, w.left = t, false, true, false
+  if t then t.next = w else self.head = w end
+  self.tail = w
+  self.n = self.n + 1
+end
+
+-- Out of the line (a waiter out already: nothing).
+local function unlink(self, w)
+  if not w.inline then return end
+  local p, nx = w.prev, w.next
+  if p then p.next = nx else self.head = nx end
+  if nx then nx.prev = p else self.tail = p end
+  if w.left then self.gone = self.gone - 1 end
+  w.prev, w.next, w.inline, w.left = false, false, false, false
+  self.n = self.n - 1
+end
+
+-- An acquire_op's waiter whose perform resumed without choosing it: it
+-- keeps its place while the perform may wait again (block), holding
+-- nothing of the perform (a record of six fields), and counts as gone;
+-- once gone ones are half the line they are dropped (amortised O(1) per
+-- waiter: a perform that chose another operation, or raised, never comes
+-- back for its place, and cosock.op tells nobody).
+local function mark_left(self, w)
+  if not w.inline or w.left then return end
+  w.left = true
+  w.co, w.st, w.inst = false, false, false
+  self.gone = self.gone + 1
+end
+
+local function drop_gone(self)
+  local w = self.head
+  while w do
+    local nx = w.next
+    if w.left then unlink(self, w) end
+    w = nx
+  end
+end
+
+-- Whether waiter w is still waiting for a grant: its task lives, its
+-- perform (acquire_op) has not chosen, and its wait has not ended
+-- otherwise: a cancel or timeout made its task ready (the loop's waker
+-- stale) before this grant came. Such a waiter is passed over (its task
+-- then takes the permit itself if it still wants it): a cancelled waiter
+-- is never handed the lock.
+local function waiting(w)
+  if w.left or not alive(w.co) then return false end
+  local st = w.st
+  if st then
+    if st.committed or st.done then return false end
+    local f = st.wake
+    return not (f and waker_stale(f))
+  end
+  if not w.parked then return true end -- (its own task, running: takes it)
+  local f = w.waker
+  return f and not waker_stale(f) or false
 end
 
 -- Is co a task that tells cosock.sync when it ends (a task of a scope)?
@@ -95,24 +187,29 @@ end
 
 -- Serves the line: each waiter still waiting gets a permit, in order. An
 -- acquire_op's waiter (w.st: its perform) only when its perform has not
--- chosen another operation: the permit is then its chosen result.
+-- chosen another operation: the permit is then its chosen result. Gone
+-- waiters met on the way leave the line; one passed over (waiting(w) false
+-- for its wait only: its task lives and is in line) keeps its place.
 local function grant(self)
-  while self.avail > 0 and self.first <= self.last do
-    local w = self[self.first]
+  local w = self.head
+  while self.avail > 0 and w do
+    local nx = w.next
     local st = w.st
-    local ready = not w.left and alive(w.co) and not (st and (st.committed or st.done))
-    if ready then take(self, w.co) end -- (first: a memory error leaves w in line)
-    self[self.first] = nil
-    self.first = self.first + 1
-    if st then w.out = true end -- (a field it has: no allocation)
-    if ready and st then
-      op._grant(st, w.inst)
-    elseif ready then
-      w.granted = true
-      local f = w.waker
-      w.waker = nil
-      if f then f() end
+    if waiting(w) then
+      take(self, w.co) -- (first: a memory error leaves w in line)
+      unlink(self, w)
+      if st then
+        op._grant(st, w.inst)
+      else
+        w.granted = true
+        local f = w.waker
+        w.waker = false
+        if f then f() end
+      end
+    elseif w.left or not alive(w.co) or (st and (st.committed or st.done)) then
+      unlink(self, w)
     end
+    w = nx
   end
 end
 
@@ -131,10 +228,17 @@ local function sweep(self)
   grant(self)
 end
 
+-- acquire's timeout: nil or +inf (no limit), a number of seconds (0 or
+-- less: it does not wait); NaN and other values raise. Returns the limit
+-- (nil for none).
 local function check_timeout(timeout)
-  if timeout ~= nil and (type(timeout) ~= "number" or timeout ~= timeout) then
-    error("bad argument #1 to 'acquire' (number or nil expected, got " .. type(timeout) .. ")", 3)
+  if timeout == nil then return nil end
+  if type(timeout) ~= "number" or timeout ~= timeout then
+    error("bad argument #1 to 'acquire' (number or nil expected, got " ..
+      (type(timeout) == "number" and "NaN" or type(timeout)) .. ")", 3)
   end
+  if timeout == huge then return nil end
+  return timeout
 end
 
 -- Takes the lock or a permit for co when it is free and no one waits for
@@ -144,10 +248,23 @@ local function try_take(self, co, level)
     error("cosock.sync: the lock is already held by this task", level + 1)
   end
   if self.avail == 0 then sweep(self) end
-  if self.avail > 0 and self.first > self.last then
+  if self.avail > 0 and self.n == self.gone then
+    if self.n > 0 then drop_gone(self) end
     take(self, co)
     return true
   end
+  return false
+end
+
+-- One wait of waiter w in line (in acquire; under pcall, so that however
+-- it ends, the cancellation or another error, w leaves the line: see
+-- acquire). Returns whether w was granted the permit.
+local function wait_in_line(w, recvt, wait)
+  w.parked = true
+  yield(recvt, nil, wait)
+  w.parked = false
+  if w.granted then return true end
+  cancel_point() -- a cancelled scope's task: raises (and leaves the line)
   return false
 end
 
@@ -155,28 +272,36 @@ end
 --- lock or a permit, at most timeout seconds (nil: no limit).
 function Sem:acquire(timeout)
   check_self(self, "acquire")
-  check_timeout(timeout)
+  timeout = check_timeout(timeout)
   local co = current_task()
   if co == nil then error("cosock.sync: acquire must be called from a cosock task", 2) end
   if try_take(self, co, 2) then return true end
   local deadline = timeout and monotime() + timeout
-  local w = { co = co }
+  local w = new_waiter(co)
   local recvt = { setmetatable({ w = w, sem = self }, Wait) }
-  self[self.last + 1] = w -- (then counted: a memory error leaves no hole in line)
-  self.last = self.last + 1
+  if self.gone > 8 and self.gone * 2 > self.n then drop_gone(self) end
+  link(self, w)
   while true do
     local wait = deadline and deadline - monotime()
     if wait and wait <= 0 then
-      w.left = true
+      unlink(self, w)
       return nil, "timeout"
     end
     if self.untold and self.untold > 0 and (wait == nil or wait > RECHECK) then wait = RECHECK end
-    yield(recvt, nil, wait)
-    if w.granted then return true end
-    w.left = true
-    cancel_point() -- a cancelled scope's task: leaves the line, raises
-    w.left = nil
+    local ok, got = pcall(wait_in_line, w, recvt, wait)
+    if not ok then -- cancelled (or another error): out of the line, the permit passed on
+      w.parked = false
+      unlink(self, w)
+      if w.granted then
+        w.granted = false
+        give_back(self, co, 1)
+      end
+      grant(self)
+      error(got, 0)
+    end
+    if got then return true end
     sweep(self)
+    grant(self) -- (a permit passed over while it was ready: its own, if first)
     if w.granted then return true end
   end
 end
@@ -194,12 +319,14 @@ end
 function acquire_impl.block(inst, st)
   local self = inst.node.a
   local w = inst.w
-  if w and not w.out then -- waiting again (woken by another operation): same place
+  if w and w.inline and w.left then -- waiting again (woken by another operation): same place
     w.left = false
+    self.gone = self.gone - 1
+    w.co, w.st, w.inst = st.task, st, inst
   else
-    w = { co = st.task, st = st, inst = inst, left = false, out = false }
-    self[self.last + 1] = w -- (then counted: a memory error leaves no hole in line)
-    self.last = self.last + 1
+    w = new_waiter(st.task, st, inst)
+    if self.gone > 8 and self.gone * 2 > self.n then drop_gone(self) end
+    link(self, w) -- (then remembered: a memory error leaves nothing half done)
     inst.w = w
   end
   st.recvt[#st.recvt + 1] = setmetatable({ w = w, sem = self }, OpWait)
@@ -209,9 +336,14 @@ function acquire_impl.block(inst, st)
   grant(self) -- (freed since the try: by this perform's own sends)
 end
 
-function acquire_impl.unblock(inst)
+-- The perform stopped waiting: out of the line when it chose (another
+-- operation, or this one: granted, out already) or was abandoned; else it
+-- may wait again in its place (mark_left), or raise (dropped later).
+function acquire_impl.unblock(inst, st)
   local w = inst.w
-  if w then w.left = true end
+  if not w then return end
+  local self = inst.node.a
+  if st.committed or st.done then unlink(self, w) else mark_left(self, w) end
 end
 
 function acquire_impl.finish()
@@ -221,14 +353,16 @@ end
 --- acquire_op() -> a cosock.op operation: ready when acquire would not
 --- wait; performing it takes the lock or a permit (true). In a choice the
 --- permit is taken only when this operation is the one chosen.
-function Sem:acquire_op()
+function Sem:acquire_op(x)
   check_self(self, "acquire_op")
+  check_none("acquire_op", x)
   return op._base(acquire_impl, self)
 end
 
 --- release(): gives back one permit (the lock) the calling task holds.
-function Sem:release()
+function Sem:release(x)
   check_self(self, "release")
+  check_none("release", x) -- (one permit per call: copas's give(n) is n calls)
   local co = current_task()
   if co == nil or not self.holders[co] then
     error(("cosock.sync: release of a %s this task does not hold"):format(self.kind), 2)
@@ -239,30 +373,44 @@ end
 
 --- held() -> how many the calling task holds (0 outside a task).
 function Sem:held()
+  check_self(self, "held")
   local co = current_task()
   return co and self.holders[co] or 0
 end
 
 --- available() -> free permits now (for a lock: 1 or 0).
 function Sem:available()
+  check_self(self, "available")
   return self.avail
 end
 
+-- (head, tail: the line; n: waiters linked; gone: those of them left)
 local function new(kind, n)
-  return setmetatable({ kind = kind, max = n, avail = n, first = 1, last = 0, holders = {} }, Sem)
+  return setmetatable({ kind = kind, max = n, avail = n, head = false, tail = false, n = 0,
+    gone = 0, untold = 0, holders = {} }, Sem)
 end
 
---- semaphore(n) -> a semaphore with n permits (an integer >= 1).
-function m.semaphore(n)
-  if type(n) ~= "number" or n < 1 or n ~= floor(n) then
-    error("bad argument #1 to 'semaphore' (integer >= 1 expected, got " .. tostring(n) .. ")", 2)
+-- The largest count of permits: every integer up to it is a number on
+-- every Lua (a float on 5.1 and 5.2), and prints with %d.
+local MAX_COUNT = 2 ^ 53
+
+--- semaphore(n) -> a semaphore with n permits (an integer >= 1; not inf,
+--- NaN or a fraction: a count of permits).
+function m.semaphore(n, x)
+  if type(n) ~= "number" or n ~= n or n ~= floor(n) or n < 1 or n > MAX_COUNT then
+    local got = type(n) ~= "number" and type(n) or n ~= n and "NaN" or tostring(n)
+    error("bad argument #1 to 'semaphore' (integer >= 1 expected, got " .. got .. ")", 2)
   end
-  return new("semaphore", n)
+  if x ~= nil then
+    error("bad argument #2 to 'semaphore' (no argument expected, got " .. type(x) .. ")", 2)
+  end
+  return new("semaphore", tointeger(n) or n)
 end
 
 --- lock() -> a lock (a semaphore of one that only its holder releases,
 --- and that a task cannot take twice).
-function m.lock()
+function m.lock(x)
+  check_none("lock", x) -- (copas's lock.new(timeout): the timeout is acquire's here)
   return new("lock", 1)
 end
 

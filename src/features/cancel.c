@@ -127,11 +127,14 @@ static cn_task *task_of(lua_State *L, cn_loop *lp, int idx) {
   return t;
 }
 
-/* scope_mark(co, cancelled, deadline) -> whether co is a live task, and
- * whether it was cancelled (so a scope learns of a handle:cancel() of its
- * own task); co may be the task's handle too. Makes it a scope's task (cancelled: true or false) with that
- * deadline (the monotime it ends at, nil: none); cancelled nil makes it an
- * ordinary task again, which handle:cancel drops on the spot. */
+/* scope_mark(co, cancelled, deadline) -> whether co is a live task,
+ * whether it was cancelled, and whether a handle:cancel() of it came since
+ * it last became a scope's task (so a scope learns of a handle:cancel() of
+ * its own task, also one that came when its scope had cancelled it
+ * already); co may be the task's handle too. Makes it a scope's task
+ * (cancelled: true or false) with that deadline (the monotime it ends at,
+ * nil: none); cancelled nil makes it an ordinary task again, which
+ * handle:cancel drops on the spot. */
 static int l_scope_mark(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
@@ -142,10 +145,11 @@ static int l_scope_mark(lua_State *L) {
   lua_pushboolean(L, t != NULL);
   if (t == NULL) return 1;
   lua_pushboolean(L, (t->hooked & CN_CANCELLED) != 0);
+  lua_pushboolean(L, (t->hooked & CN_BY_HANDLE) != 0);
   if (lua_isnoneornil(L, 2)) {
     t->hooked = 0;
     if (t->slot < lp->cancel.cap) lp->cancel.deadline[t->slot] = 0;
-    return 2;
+    return 3;
   }
   reserve(L, lp, t->slot);                     /* (may raise: nothing changed) */
   t->hooked |= CN_SCOPED;
@@ -155,7 +159,7 @@ static int l_scope_mark(lua_State *L) {
   /* A parked wait ends at the new deadline if that is earlier. */
   if (t->state == T_PARKED && deadline > 0 && (!t->armed || deadline < t->deadline))
     cn_timer_arm(lp, t, deadline);
-  return 2;
+  return 3;
 }
 
 /* cancel_point(): raises the cancellation value when the running task is a

@@ -9,8 +9,11 @@
 #include "loop.h"
 #include "task.h"
 
-/* The bits cancel.c keeps in a task's hooked byte (task.h). */
-enum { CN_SCOPED = 1, CN_CANCELLED = 2 };
+/* The bits cancel.c keeps in a task's hooked byte (task.h). CN_BY_HANDLE:
+ * a handle:cancel() came (handle.c), also when the task was cancelled by its
+ * scope already; scope_mark reports it, so that cosock.scope never takes it
+ * for its own scope's cancellation. */
+enum { CN_SCOPED = 1, CN_CANCELLED = 2, CN_BY_HANDLE = 4 };
 
 /* Raises the cancellation value when the task the loop is resuming belongs
  * to a scope and is cancelled or past its deadline; returns otherwise. Each

@@ -134,6 +134,7 @@ static int h_cancel(lua_State *L) {
   if (cn_parking(lp, t->slot))
     return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
   if (t->hooked & CN_SCOPED) {                 /* a scope's task: its cleanup runs (cancel.c) */
+    t->hooked |= CN_BY_HANDLE;
     cn_cancel_request(lp, t);
     return 0;
   }

@@ -49,6 +49,12 @@ int cn_site_here(lua_State *L, cn_loop *lp, int *line) {
     lua_pushinteger(L, site);
     lua_rawset(L, -4);
     lp->sites.n = site;
+  } else {
+    /* The name the table keeps, not the one just pushed: a long string
+     * (over 40 bytes on 5.3 and 5.4) is a new object each time, collected
+     * once popped, and last would point into freed memory. */
+    lua_pop(L, 1);
+    lua_rawgeti(L, -1, site);                            /* files, kept name */
   }
   lp->sites.last = lua_tostring(L, -1);
   lp->sites.last_site = site;
