@@ -16,7 +16,10 @@ local cosock = require "cosock"
 local channel = require "cosock.channel"
 local wrap = require "cosock.socket.wrap"
 local compat = require "cosock.compat"
-local socket = require "socket"
+-- LuaSocket, or (for a program without it: timers and threads only)
+-- LuaSystem's clock, as copas does.
+local has_socket, socket = pcall(require, "socket")
+if not has_socket then socket = nil end
 
 local spawn, yield, current_task = core.spawn, core.yield, core.current_task
 local receive_c, send_c, wait = wrap.receive, wrap.send, wrap.wait
@@ -29,8 +32,8 @@ local co_create, co_resume, co_running, co_status =
   coroutine.create, coroutine.resume, coroutine.running, coroutine.status
 local unpack = compat.unpack
 
-local gettime = socket.gettime
-local UDP_DATAGRAM_MAX = socket._DATAGRAMSIZE or 8192
+local gettime = socket and socket.gettime or require("system").gettime
+local UDP_DATAGRAM_MAX = socket and socket._DATAGRAMSIZE or 8192
 
 local copas = {}
 copas._COPYRIGHT = "cosock-native's copas API (MIT); copas is Copyright (C) Kepler Project, Thijs Schreijer"
@@ -79,6 +82,30 @@ end
 
 local _deferror -- the default error handler (below)
 
+-- Sockets a program dropped without closing them are closed by the garbage
+-- collector; copas collects when its loop is idle. Here a collection runs
+-- half a second after a thread ended, unless copas's work is finished by
+-- then (the task would only delay the loop's end).
+local gc_task
+local function gc_settle(done)
+  if done then
+    if gc_task then
+      gc_task:cancel()
+      gc_task = nil
+      internal = internal - 1
+    end
+  elseif not gc_task then
+    internal = internal + 1
+    gc_task = spawn(function()
+      yield(nil, nil, 0.5)
+      gc_task = nil
+      internal = internal - 1
+      collectgarbage()
+    end, "copas gc")
+  end
+end
+local finished -- copas.finished
+
 local function call_handler(h, msg, co, skt)
   local ok, e = pcall(h, msg, co, skt)
   if not ok then print("Failed executing error handler: " .. tostring(e)) end
@@ -101,6 +128,7 @@ local function finish(rec, removed)
     close_socket(skt)
   end
   rec.errh = nil
+  if not rec.foreign then gc_settle(finished()) end
   if rec.co then REC[rec.co] = nil end
   local tok = token_of[rec]
   if tok then
@@ -189,11 +217,16 @@ function copas.removethread(thread)
   local h = rec.handle
   if rec.co == running_co() then
     -- From itself: it runs on until its next wait, then is dropped.
-    spawn(function() h:cancel() end, "copas.removethread")
+    spawn(function()
+      if not rec.done then
+        h:cancel()
+        finish(rec, true)
+      end
+    end, "copas.removethread")
   else
     h:cancel()
+    finish(rec, true)
   end
-  finish(rec, true)
 end
 
 ---------------------------------------------------------------------------
@@ -227,7 +260,10 @@ local function sleep_forever()
   local rec = me()
   local rx = wakeup_channel(rec)
   rec.sleeping = "forever"
-  if not rec.foreign then lethargic = lethargic + 1 end
+  if not rec.foreign then
+    lethargic = lethargic + 1
+    if finished() then gc_settle(true) end
+  end
   rx:settimeout(nil)
   rx:receive()
   rec.woken = nil
@@ -333,7 +369,12 @@ end
 -- loop knows (it parks a task on it without Lua calls). total (set before
 -- each call) is the call's timeout.
 local W = weak()
-local wrapper_mt = wrap.native({ __index = { setwaker = wrap.setwaker, _wake = wrap._wake } })
+-- (One metatable for every copy of this module: the loop knows at most 8.)
+local wrapper_mt = rawget(wrap, "_copas_mt")
+if not wrapper_mt then
+  wrapper_mt = wrap.native({ __index = { setwaker = wrap.setwaker, _wake = wrap._wake } })
+  rawset(wrap, "_copas_mt", wrapper_mt)
+end
 
 local function wrapper_of(skt)
   local w = W[skt]
@@ -514,6 +555,12 @@ function copas.connect(skt, host, port)
 end
 
 function copas.flush() end
+
+-- copas's tests (with _G._TEST set) look into its per-coroutine timeout
+-- registers; here a call's timeout lives in the call, so they stay empty.
+if rawget(_G, "_TEST") then
+  copas._socket_register, copas._operation_register, copas._timeout_flags = weak(), weak(), weak()
+end
 
 ---------------------------------------------------------------------------
 -- TLS
@@ -760,6 +807,7 @@ function copas.removeserver(server, keep_open)
     nservers = nservers - 1
     internal = internal - 1
     h:cancel()
+    if finished() then gc_settle(true) end
   end
   if keep_open then return true end
   if skt ~= server then return server:close() end
@@ -861,9 +909,10 @@ end
 --- finished() -> true when no copas thread can go on: none ready, waiting on
 --- a socket or sleeping with a time, no server, and the threads asleep
 --- without a time have no copas.timeout to wake them.
-function copas.finished()
+function finished()
   return alive == lethargic and nservers == 0 and (lethargic == 0 or ntimeouts == 0)
 end
+copas.finished = finished
 
 -- Tasks on the loop that are not this module's (a cosock program's own).
 local function others()
@@ -1010,7 +1059,7 @@ copas.debug = {
 -- socket.try / newtry / protect a thread may wait inside (as copas does)
 ---------------------------------------------------------------------------
 
-do
+if socket then
   local ypcall = compat.pcall
   local err_mt = { __tostring = function(self)
     return "Copas 'try' error intermediate table: '" .. tostring(self[1]) .. "'"

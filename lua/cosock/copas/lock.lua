@@ -1,6 +1,6 @@
 --- cosock.copas.lock: copas 4.11's lock (copas.lock) on cosock-native.
 --- new([seconds [, not_reentrant]]); lock:get([timeout]) -> wait time, or
---- nil, "timeout"|"destroyed"|"lock is not re-entrant", wait time;
+--- nil, "timeout"|"destroyed", wait time;
 --- lock:release() -> true, or nil, err; lock:destroy(). Waiters are served
 --- first come, first served.
 local copas = require "cosock.copas"
@@ -71,11 +71,12 @@ function lock:get(timeout)
   local co = running()
   local start_time
   if self.owner then
-    if co == self.owner then
-      if self.not_reentrant then return nil, "lock is not re-entrant", 0 end
+    if co == self.owner and not self.not_reentrant then
       self.call_count = self.call_count + 1
       return 0
     end
+    -- (a thread asking again for a lock that is not re-entrant waits for
+    -- itself: it gets "timeout", as on copas)
     timeout = timeout or self.timeout
     if timeout == 0 then return nil, "timeout", 0 end
     self.last = self.last + 1
