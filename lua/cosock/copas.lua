@@ -381,7 +381,9 @@ local function wrapper_of(skt)
   if w == nil then
     skt:settimeout(0)
     w = setmetatable({ inner_sock = skt }, wrapper_mt)
-    if kind_of(skt) == "ssl" then w._wouldblock = "wantread" end
+    local k = kind_of(skt)
+    if k == "ssl" then w._wouldblock = "wantread" end
+    if k == nil then w._udp = true end
     W[skt] = w
   end
   return w
@@ -485,9 +487,12 @@ end
 --- receive(client, pattern, part): LuaSocket's receive, waiting in the loop.
 function copas.receive(client, pattern, part)
   local w = W[client] or wrapper_of(client)
-  if kind_of(client) == nil then return udp_read(client, "receive", pattern) end
-  w.total = total(treceive[client])
-  fair()
+  if w._udp then return udp_read(client, "receive", pattern) end
+  local t = treceive[client]
+  if t == 0 then t = nil end
+  w.total = t
+  calls = calls + 1
+  if calls >= 16 then calls = 0; yield(nil, nil, 0) end -- (fair, inline: the hot path)
   local s, err, p = receive_c(w, pattern or "*l", part)
   if s == nil and TIMEOUT_ERR[err] then return nil, timeout_error(err), p end
   return s, err, p
@@ -520,11 +525,13 @@ copas.receivePartial = copas.receivepartial
 
 --- send(client, data, from, to): LuaSocket's send, waiting in the loop.
 function copas.send(client, data, from, to)
-  local k = kind_of(client)
-  if k == nil then return client:send(data) end
   local w = W[client] or wrapper_of(client)
-  w.total = total(tsend[client])
-  fair()
+  if w._udp then return client:send(data) end
+  local t = tsend[client]
+  if t == 0 then t = nil end
+  w.total = t
+  calls = calls + 1
+  if calls >= 16 then calls = 0; yield(nil, nil, 0) end
   local s, err, last = send_c(w, data, from or 1, to)
   if s == nil and TIMEOUT_ERR[err] then return nil, timeout_error(err), last end
   return s, err, last
