@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
 	--lua) [ $# -ge 2 ] || { echo "install-deps: --lua needs a version" >&2; exit 2; }
 		version=$2; shift ;;
 	--lua=*) version=${1#--lua=} ;;
-	--bench) extra="$extra lua-cqueues time" ;;
+	--bench) extra="$extra lua-cqueues time lua-binaryheap lua-coxpcall" ;; # (the last two: copas 4.11 itself, bench/run and scripts/copas-tests.sh)
 	--rock) extra="$extra luarocks" ;;
 	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua-compat53-dev lua5.1 lua5.2 luajit" ;;
 	--doc) extra="$extra pandoc" ;;
