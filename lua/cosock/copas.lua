@@ -408,10 +408,10 @@ end
 
 -- Fairness: a thread that reads or writes without ever waiting would keep
 -- the others from running; every few calls it gives them a pass.
-local calls = 0
+local calls, FAIR_EVERY = 0, 64
 local function fair()
   calls = calls + 1
-  if calls >= 16 then
+  if calls >= FAIR_EVERY then
     calls = 0
     yield(nil, nil, 0)
   end
@@ -492,7 +492,7 @@ function copas.receive(client, pattern, part)
   if t == 0 then t = nil end
   w.total = t
   calls = calls + 1
-  if calls >= 16 then calls = 0; yield(nil, nil, 0) end -- (fair, inline: the hot path)
+  if calls >= FAIR_EVERY then calls = 0; yield(nil, nil, 0) end -- (fair, inline: the hot path)
   local s, err, p = receive_c(w, pattern or "*l", part)
   if s == nil and TIMEOUT_ERR[err] then return nil, timeout_error(err), p end
   return s, err, p
@@ -531,7 +531,7 @@ function copas.send(client, data, from, to)
   if t == 0 then t = nil end
   w.total = t
   calls = calls + 1
-  if calls >= 16 then calls = 0; yield(nil, nil, 0) end
+  if calls >= FAIR_EVERY then calls = 0; yield(nil, nil, 0) end
   local s, err, last = send_c(w, data, from or 1, to)
   if s == nil and TIMEOUT_ERR[err] then return nil, timeout_error(err), last end
   return s, err, last
@@ -603,14 +603,16 @@ local function ssl_wrap(skt, params)
   return nskt
 end
 
+local strict_mt = { __index = function(_, key)
+  error("accessing unknown 'ssl_params' table key: " .. tostring(key))
+end }
+local NO_SSL = setmetatable({ wrap = false, sni = false }, strict_mt) -- (shared: read only)
+
 local function normalize_sslt(sslt)
   local t = type(sslt)
-  local r = setmetatable({}, { __index = function(_, key)
-    error("accessing unknown 'ssl_params' table key: " .. tostring(key))
-  end })
-  if t == "nil" then
-    r.wrap, r.sni = false, false
-  elseif t == "table" then
+  if t == "nil" then return NO_SSL end
+  local r = setmetatable({}, strict_mt)
+  if t == "table" then
     if sslt.mode or sslt.protocol then
       r.wrap, r.sni = sslt, false
     else
@@ -650,10 +652,12 @@ local udp_mt = { __index = udp_methods }
 local function wrapped_tostring(self) return tostring(self.socket) .. " (copas wrapped)" end
 tcp_mt.__tostring, udp_mt.__tostring = wrapped_tostring, wrapped_tostring
 
-function tcp_methods:send(data, from, to) return copas.send(self.socket, data, from, to) end
+local c_send, c_receive = copas.send, copas.receive
+function tcp_methods:send(data, from, to) return c_send(self.socket, data, from, to) end
 function tcp_methods:receive(pattern, prefix)
-  if treceive[self.socket] == 0 then return copas.receivepartial(self.socket, pattern, prefix) end
-  return copas.receive(self.socket, pattern, prefix)
+  local skt = self.socket
+  if treceive[skt] == 0 then return copas.receivepartial(skt, pattern, prefix) end
+  return c_receive(skt, pattern, prefix)
 end
 function tcp_methods:receivepartial(pattern, prefix)
   return copas.receivepartial(self.socket, pattern, prefix)

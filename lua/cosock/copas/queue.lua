@@ -33,22 +33,37 @@ function Queue.new(opts)
   }, Queue)
 end
 
+-- (push and pop do what sema:give() and sema:take(1) do when nobody waits,
+-- inline: they run for every item.)
 function Queue:push(item)
   if self.stopping then return nil, "stopping" end
-  self.list[self.head] = item
-  self.head = self.head + 1
-  self.sema:give()
+  local head = self.head
+  self.list[head] = item
+  self.head = head + 1
+  local sema = self.sema
+  local n = sema.count
+  if sema.first > sema.last and n < sema.max and not sema.destroyed then
+    sema.count = n + 1
+  else
+    sema:give()
+  end
   return true
 end
 
 function Queue:pop(timeout)
-  local ok, err = self.sema:take(1, timeout)
-  if not ok then return ok, err end
+  local sema = self.sema
+  local n = sema.count
+  if sema.first > sema.last and n >= 1 and not sema.destroyed then
+    sema.count = n - 1
+  else
+    local ok, err = sema:take(1, timeout)
+    if not ok then return ok, err end
+  end
   local item = self.list[self.tail]
   self.list[self.tail] = nil
   self.tail = self.tail + 1
   if self.tail == self.head then
-    self.list, self.head, self.tail = {}, 1, 1
+    self.head, self.tail = 1, 1 -- (every slot is nil again)
     if self.stopping then self:destroy() end
   end
   return item

@@ -59,6 +59,11 @@ function semaphore:give(given)
     count = self.max
     err = "too many"
   end
+  if self.first > self.last then -- nobody waits (the usual case): no more to do
+    self.count = count
+    if err then return nil, err end
+    return true
+  end
   while self.first <= self.last do
     local i = self.first
     local item = self.queue[i]
@@ -73,7 +78,7 @@ function semaphore:give(given)
       break
     end
   end
-  if self.first > self.last then self.queue, self.first, self.last = {}, 1, 0 end
+  if self.first > self.last then self.first, self.last = 1, 0 end -- (its slots are nil)
   self.count = count
   if err then return nil, err end
   return true
