@@ -435,7 +435,10 @@ function close_socket(skt, ...)
   if w then
     W[skt] = nil
     wake_waiters(w)
-    closing(w)
+    -- (a socket the program closed itself may have lost its number to a new
+    -- one: the loop must not drop that one from the poller)
+    local getfd = skt.getfd
+    if not getfd or getfd(skt) >= 0 then closing(w) end
   end
   return skt:close(...)
 end
