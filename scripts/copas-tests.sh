@@ -56,8 +56,8 @@ cp -r "$copas/tests" "$work/tests"
   || { echo "$0: could not make the test certificates (see openssl)" >&2; cat "$work/certs.log" >&2; exit 1; }
 
 # local servers for request.lua
-port_http=48080
-port_https=48443
+port_http=$((21000 + $$ % 10000)) # (below the ephemeral range)
+port_https=$((port_http + 1))
 mkdir -p "$work/www" && echo "<html>hello from the copas-tests server</html>" > "$work/www/index.html"
 (cd "$work/www" && exec python3 -m http.server "$port_http" --bind 127.0.0.1) >/dev/null 2>&1 &
 pids="$pids $!"

@@ -379,7 +379,8 @@ end
 local function wrapper_of(skt)
   local w = W[skt]
   if w == nil then
-    skt:settimeout(0)
+    -- (anything with a send/receive is accepted, as copas accepts it)
+    if skt.settimeout then skt:settimeout(0) end
     w = setmetatable({ inner_sock = skt }, wrapper_mt)
     local k = kind_of(skt)
     if k == "ssl" then w._wouldblock = "wantread" end
@@ -529,7 +530,10 @@ copas.receivePartial = copas.receivepartial
 --- send(client, data, from, to): LuaSocket's send, waiting in the loop.
 function copas.send(client, data, from, to)
   local w = W[client] or wrapper_of(client)
-  if w._udp then return client:send(data) end
+  if w._udp then -- (udp does not wait to send; nor does an object that is no socket)
+    fair()
+    return client:send(data)
+  end
   local t = tsend[client]
   if t == 0 then t = nil end
   w.total = t
