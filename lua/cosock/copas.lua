@@ -965,14 +965,22 @@ local function quiet_hook() stall_seen = true end
 local function loud_hook() require("cosock.dump")(alwaysprint) end
 local in_loop = false
 
+-- (core.step, not cosock.step: one protected call less per pass; an error
+-- that is not the stall goes through cosock.step's wording below)
+local core_step = core.step
 local function step_once(timeout)
   stall_seen = false
-  local ok, err = pcall(cosock.step, timeout)
+  local ok, err = pcall(core_step, timeout)
   if ok then return true end
   if stall_seen then
-    if not copas.finished() and end_bare_yields() then return true end
-    if copas.finished() and others() == 0 then return false end
+    if not finished() and end_bare_yields() then return true end
+    if finished() and others() == 0 then return false end
     loud_hook()
+    err = err .. require("cosock.deadlock").report()
+  end
+  if type(err) == "string" and (err:find("\nstack traceback:\n", 1, true) or err:find("^stack traceback:\n")
+      or err:find("^cosock: ") or err:find("^cosock tried to call socket%.select")) then
+    error(err, 1) -- (with this file's position, as cosock.run gives cosock.lua's)
   end
   error(err, 0)
 end
