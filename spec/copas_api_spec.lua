@@ -204,6 +204,59 @@ describe("cosock.copas API", function()
     assert.are.equal("HELLO", got)
   end)
 
+  describe("copas.http redirects", function()
+    -- a server answering each request with `reply(path)` (status line, headers, body)
+    local function http_server(reply, tls)
+      local server, port = listener()
+      copas.addserver(server, copas.handler(function(skt)
+        local path = skt:receive():match("^%S+ (%S+)")
+        repeat local line = skt:receive() until line == "" or line == nil
+        skt:send(reply(path))
+      end, tls))
+      return server, port
+    end
+    local function ok(body)
+      return "HTTP/1.1 200 OK\r\nContent-Length: " .. #body .. "\r\nConnection: close\r\n\r\n" .. body
+    end
+    local function moved(to)
+      return "HTTP/1.1 302 Found\r\nLocation: " .. to .. "\r\nContent-Length: 0\r\n\r\n"
+    end
+
+    it("follows a redirect and says where it went", function()
+      local b, bport = http_server(function() return ok("final") end)
+      local a, aport = http_server(function() return moved("http://127.0.0.1:" .. bport .. "/end") end)
+      local r
+      copas.addthread(function()
+        r = { copas.http.request("http://127.0.0.1:" .. aport .. "/start") }
+        copas.removeserver(a); copas.removeserver(b)
+      end)
+      copas.loop()
+      assert.are.equal("final", r[1])
+      assert.are.equal(200, r[2])
+      assert.are.equal("http://127.0.0.1:" .. bport .. "/end", r[3].location)
+    end)
+
+    it("refuses https to http unless redirect = 'all' #luasec", function()
+      local certs = require("spec.support.certs").generate()
+      local b, bport = http_server(function() return ok("plain") end)
+      local a, aport = http_server(function() return moved("http://127.0.0.1:" .. bport .. "/") end,
+                                   certs.server_config())
+      local refused, allowed
+      copas.addthread(function()
+        local u = "https://127.0.0.1:" .. aport .. "/"
+        refused = { copas.http.request(u) }
+        local t = {}
+        allowed = { copas.http.request { url = u, redirect = "all", sink = require("ltn12").sink.table(t) } }
+        allowed.body = table.concat(t)
+        copas.removeserver(a); copas.removeserver(b)
+      end)
+      copas.loop()
+      assert.are.same({ nil, "Unallowed insecure redirect https to http" }, { refused[1], refused[2] })
+      assert.are.equal(200, allowed[2])
+      assert.are.equal("plain", allowed.body)
+    end)
+  end)
+
   it("makes http requests with copas.http (a local server)", function()
     local server, port = listener()
     copas.addserver(server, copas.handler(function(skt)
