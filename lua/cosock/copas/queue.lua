@@ -50,6 +50,21 @@ function Queue:push(item)
   return true
 end
 
+-- The item at the tail, once the semaphore gave one.
+local function take_item(self)
+  local list, tail = self.list, self.tail
+  local item = list[tail]
+  list[tail] = nil
+  tail = tail + 1
+  if tail == self.head then
+    self.head, self.tail = 1, 1 -- (every slot is nil again)
+    if self.stopping then self:destroy() end
+  else
+    self.tail = tail
+  end
+  return item
+end
+
 function Queue:pop(timeout)
   local sema = self.sema
   local n = sema.count
@@ -59,14 +74,7 @@ function Queue:pop(timeout)
     local ok, err = sema:take(1, timeout)
     if not ok then return ok, err end
   end
-  local item = self.list[self.tail]
-  self.list[self.tail] = nil
-  self.tail = self.tail + 1
-  if self.tail == self.head then
-    self.head, self.tail = 1, 1 -- (every slot is nil again)
-    if self.stopping then self:destroy() end
-  end
-  return item
+  return take_item(self)
 end
 
 function Queue:get_size()
@@ -123,11 +131,19 @@ function Queue:add_worker(worker)
   assert(type(worker) == "function", "expected worker to be a function")
   self.worker_id = self.worker_id + 1
   local coro
+  local sema = self.sema
   coro = copas.addnamedthread(self.name .. ":worker_" .. self.worker_id, function()
     while true do
-      local item, err = self:pop(huge)
-      if err then break end
-      worker(item)
+      -- (pop(math.huge), its usual case inline: this runs for every item)
+      local n = sema.count
+      if sema.first > sema.last and n >= 1 and not sema.destroyed then
+        sema.count = n - 1
+        worker(take_item(self))
+      else
+        local item, err = self:pop(huge)
+        if err then break end
+        worker(item)
+      end
     end
     self.workers[coro] = nil
     if self.exit_semaphore then self.exit_semaphore:give(1) end
