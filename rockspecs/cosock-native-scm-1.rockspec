@@ -51,6 +51,7 @@ build = {
     ["cosock.copas.ftp"] = "lua/cosock/copas/ftp.lua",
     ["cosock.copas.future"] = "lua/cosock/copas/future.lua",
     ["cosock.copas.http"] = "lua/cosock/copas/http.lua",
+    ["cosock.copas.install"] = "lua/cosock/copas/install.lua",
     ["cosock.copas.lock"] = "lua/cosock/copas/lock.lua",
     ["cosock.copas.luasocket"] = "lua/cosock/copas/luasocket.lua",
     ["cosock.copas.queue"] = "lua/cosock/copas/queue.lua",
