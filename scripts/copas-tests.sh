@@ -1,12 +1,14 @@
 #!/bin/sh
-# copas-tests.sh --copas DIR [--timerwheel DIR] [--lua LUA] [--only NAME]...
+# copas-tests.sh --copas DIR [--timerwheel DIR] [--lua LUA] [--installed] [--only NAME]...
 #
 # Runs copas 4.11's own tests/ (from the checkout DIR, copied to a temporary
 # directory: nothing of copas comes into this repository), unchanged, twice
 # side by side: on copas 4.11 itself (DIR/src, with binaryheap, coxpcall and
 # timerwheel) and on cosock-native's copas API (lua/copas-compat first on
-# LUA_PATH, lua/ and the build tree's cpath). Prints per test: copas's result,
-# ours. doc/copas.md explains every difference.
+# LUA_PATH, lua/ and the build tree's cpath; with --installed, the
+# cosock-native installed on this system, selected by `lua -l
+# cosock.copas.install`). Prints per test: copas's result, ours.
+# doc/copas.md explains every difference.
 #
 # copas 4.11 needs timerwheel (not in Debian): --timerwheel DIR names a
 # checkout of Tieske/timerwheel.lua (default: DIR/../timerwheel); binaryheap
@@ -29,13 +31,15 @@ copas=
 tw=
 lua=lua5.3
 only=
+installed=
 while [ $# -gt 0 ]; do
   case "$1" in
     --copas) copas=$2; shift 2 ;;
     --timerwheel) tw=$2; shift 2 ;;
     --lua) lua=$2; shift 2 ;;
     --only) only="$only $2"; shift 2 ;;
-    *) echo "usage: $0 --copas DIR [--timerwheel DIR] [--lua LUA] [--only NAME]..." >&2; exit 2 ;;
+    --installed) installed=yes; shift ;;
+    *) echo "usage: $0 --copas DIR [--timerwheel DIR] [--lua LUA] [--installed] [--only NAME]..." >&2; exit 2 ;;
   esac
 done
 [ -n "$copas" ] && [ -f "$copas/src/copas.lua" ] || { echo "$0: --copas DIR: a copas checkout (with src/copas.lua)" >&2; exit 2; }
@@ -47,7 +51,7 @@ esac
 case "$lua" in
   lua5.1) build=build-lua5.1 ;; lua5.4) build=build-lua5.4 ;; luajit) build=build-luajit ;; *) build=build ;;
 esac
-[ -f "$here/$build/src/cpath/cosock/core.so" ] || { echo "$0: build $build first (scripts/build.sh or scripts/test.sh --lua ...)" >&2; exit 2; }
+[ -n "$installed" ] || [ -f "$here/$build/src/cpath/cosock/core.so" ] || { echo "$0: build $build first (scripts/build.sh or scripts/test.sh --lua ...)" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/copas-tests.XXXXXX)
 pids=
@@ -75,6 +79,13 @@ sys="/usr/share/lua/$ver/?.lua;/usr/share/lua/$ver/?/init.lua;/usr/local/share/l
 copas_path="$copas/src/?.lua;$tw/src/?.lua;$tw/src/?/init.lua;$sys;;"
 ours_path="$here/lua/copas-compat/?.lua;$here/lua/?.lua;$here/lua/?/init.lua;$sys;;"
 ours_cpath="$here/$build/src/cpath/?.so;;"
+ours_lua=$lua
+cosock_path="$here/lua/?.lua;$here/lua/?/init.lua;$sys;;"
+if [ -n "$installed" ]; then
+  ours_path=";;" ours_cpath=";;" cosock_path=";;" ours_lua="$lua -l cosock.copas.install"
+  $ours_lua -e 'assert(require("copas")._VERSION:find("cosock"))' 2>/dev/null \
+    || { echo "$0: --installed: no cosock-native installed for $lua" >&2; exit 2; }
+fi
 
 # name | arguments | (why skipped)
 tests="cancelall close errhandlers exit exittest future http-timeout largetransfer lock
@@ -94,9 +105,9 @@ fi
 run() { # run <which> <test> <arg>
   name=$2 arg=$3
   case " $offline " in *" $name "*)
-    if [ "$1" = copas ]; then lp="$copas_path" lcp=";;"; else lp="$ours_path" lcp="$ours_cpath"; fi
-    PATH="$PATH:/usr/sbin" "$here/scripts/copas-tests/offline.sh" "$work" "$lua" "$name" "$lp" "$lcp" \
-      "$here/lua/?.lua;$here/lua/?/init.lua;$sys;;" "$ours_cpath" >"$work/$1-$name.log" 2>&1
+    if [ "$1" = copas ]; then lp="$copas_path" lcp=";;" l=$lua; else lp="$ours_path" lcp="$ours_cpath" l=$ours_lua; fi
+    PATH="$PATH:/usr/sbin" "$here/scripts/copas-tests/offline.sh" "$work" "$l" "$name" "$lp" "$lcp" \
+      "$cosock_path" "$ours_cpath" >"$work/$1-$name.log" 2>&1
     rc=$?
     if [ $rc -eq 0 ]; then echo pass; elif [ $rc -eq 97 ]; then echo "skipped"; else echo "FAIL($rc)"; fi
     return
@@ -104,7 +115,7 @@ run() { # run <which> <test> <arg>
   if [ "$1" = copas ]; then
     (cd "$work" && LUA_PATH="$copas_path" timeout 150 $lua "tests/$name.lua" $arg) >"$work/$1-$name.log" 2>&1
   else
-    (cd "$work" && LUA_PATH="$ours_path" LUA_CPATH="$ours_cpath" timeout 150 $lua "tests/$name.lua" $arg) >"$work/$1-$name.log" 2>&1
+    (cd "$work" && LUA_PATH="$ours_path" LUA_CPATH="$ours_cpath" timeout 150 $ours_lua "tests/$name.lua" $arg) >"$work/$1-$name.log" 2>&1
   fi
   rc=$?
   if [ $rc -eq 0 ]; then echo pass; elif [ $rc -eq 124 ]; then echo "FAIL(hang)"; else echo "FAIL($rc)"; fi
