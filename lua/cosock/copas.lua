@@ -83,10 +83,13 @@ end
 local _deferror -- the default error handler (below)
 
 -- Sockets a program dropped without closing them are closed by the garbage
--- collector; copas collects when its loop is idle. Here a collection runs
--- half a second after a thread ended, unless copas's work is finished by
--- then (the task would only delay the loop's end).
+-- collector; copas collects when its loop is idle. Here, once a thread
+-- ended, a task looks every half second whether the loop is idle (fewer
+-- than IDLE_PASSES passes since) and then collects, unless copas's work is
+-- finished first (the task would only delay the loop's end). A busy program
+-- collects as it allocates.
 local gc_task
+local IDLE_PASSES = 50
 local function gc_settle(done)
   if done then
     if gc_task then
@@ -97,7 +100,10 @@ local function gc_settle(done)
   elseif not gc_task then
     internal = internal + 1
     gc_task = spawn(function()
-      yield(nil, nil, 0.5)
+      repeat
+        local before = core.stats().passes
+        yield(nil, nil, 0.5)
+      until core.stats().passes - before < IDLE_PASSES
       gc_task = nil
       internal = internal - 1
       collectgarbage()
@@ -968,10 +974,21 @@ local in_loop = false
 -- (core.step, not cosock.step: one protected call less per pass; an error
 -- that is not the stall goes through cosock.step's wording below)
 local core_step = core.step
+-- No task is left on the loop at all (cosock.stop() or a handle:cancel()
+-- took copas's threads away behind its back): forget them.
+local function forget_all()
+  for rec in pairs(live) do finish(rec, true) end
+  for skt in pairs(servers) do servers[skt] = nil end
+  alive, lethargic, nservers, ntimeouts, internal, gc_task = 0, 0, 0, 0, 0, nil
+end
+
 local function step_once(timeout)
   stall_seen = false
   local ok, err = pcall(core_step, timeout)
-  if ok then return true end
+  if ok then
+    if err == false then forget_all(); return false end
+    return true
+  end
   if stall_seen then
     if not finished() and end_bare_yields() then return true end
     if finished() and others() == 0 then return false end
