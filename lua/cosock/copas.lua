@@ -125,7 +125,7 @@ local function finish(rec, removed)
   rec.done = true
   live[rec] = nil
   if not rec.foreign then alive = alive - 1 end
-  if rec.sleeping == "forever" then lethargic = lethargic - 1 end
+  if rec.sleeping == "forever" and not rec.foreign then lethargic = lethargic - 1 end
   rec.sleeping = nil
   local skt = rec.skt
   if skt and not removed then
