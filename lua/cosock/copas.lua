@@ -371,6 +371,9 @@ local function kind_of(skt)
   return KIND[tostring(skt):sub(1, 3)]
 end
 
+-- Whether obj is a copas.wrap object (set below, with their metatables).
+local is_wrapped
+
 -- The loop's wrapper of a socket: { inner_sock = skt } with a metatable the
 -- loop knows (it parks a task on it without Lua calls). total (set before
 -- each call) is the call's timeout.
@@ -496,7 +499,11 @@ end
 
 --- receive(client, pattern, part): LuaSocket's receive, waiting in the loop.
 function copas.receive(client, pattern, part)
-  local w = W[client] or wrapper_of(client)
+  local w = W[client]
+  if w == nil then
+    if is_wrapped(client) then return client:receive(pattern, part) end
+    w = wrapper_of(client)
+  end
   if w._udp then return udp_read(client, "receive", pattern) end
   local t = treceive[client]
   if t == 0 then t = nil end
@@ -516,6 +523,7 @@ end
 --- receivepartial(client, pattern, part): returns as soon as some data came.
 function copas.receivepartial(client, pattern, part)
   pattern = pattern or "*l"
+  if is_wrapped(client) then return client:receivepartial(pattern, part) end
   local w = W[client] or wrapper_of(client)
   w.total = total(treceive[client])
   local orig = #(part or "")
@@ -535,7 +543,11 @@ copas.receivePartial = copas.receivepartial
 
 --- send(client, data, from, to): LuaSocket's send, waiting in the loop.
 function copas.send(client, data, from, to)
-  local w = W[client] or wrapper_of(client)
+  local w = W[client]
+  if w == nil then
+    if is_wrapped(client) then return client:send(data, from, to) end
+    w = wrapper_of(client)
+  end
   if w._udp then -- (udp does not wait to send; nor does an object that is no socket)
     fair()
     return client:send(data)
@@ -743,6 +755,11 @@ function copas.wrap(skt, sslt)
     return setmetatable({ socket = skt, ssl_params = normalize_sslt(sslt) }, tcp_mt)
   end
   return setmetatable({ socket = skt }, udp_mt)
+end
+
+function is_wrapped(obj)
+  local mt = getmetatable(obj)
+  return mt == tcp_mt or mt == udp_mt
 end
 
 local function realsocket(skt)
