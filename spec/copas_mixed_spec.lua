@@ -216,12 +216,29 @@ describe("cosock.copas", function()
     server:close()
   end)
 
+  it("runs examples/copas_echo.lua as its header says", function()
+    local saved = package.loaded.copas
+    local out, ok, err = require("spec.support.loop").capture(dofile, "examples/copas_echo.lua")
+    package.loaded.copas = saved
+    for k in pairs(package.preload) do
+      if k == "copas" or k:find("^copas%.") then package.preload[k] = nil end
+    end
+    assert(ok, err)
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do lines[#lines + 1] = line end
+    table.sort(lines) -- (the logger and the client interleave)
+    assert.are.same({ "done", "echoed: one", "echoed: three", "echoed: two",
+                      "server saw: one", "server saw: three", "server saw: two" }, lines)
+  end)
+
   it("is what require 'copas' gives after install()", function()
     local saved = package.loaded.copas
     local m = copas.install()
     assert.are.equal(m, require("copas"))
     assert.are.equal(m.lock, require("copas.lock"))
-    package.loaded.copas = saved
-    package.preload.copas = nil
+    package.loaded.copas, package.loaded["copas.lock"] = saved, nil
+    for k in pairs(package.preload) do
+      if k == "copas" or k:find("^copas%.") then package.preload[k] = nil end
+    end
   end)
 end)
