@@ -59,6 +59,7 @@ local token_of = weak("kv") -- record -> the coroutine addthread returned
 local names = weak()        -- coroutine or socket -> name given
 local live = {}             -- record -> true, while the thread runs
 local client_of = weak()    -- accepted socket -> its handler's record (its name)
+local autoclose_of = weak() -- socket -> the record that closes it when it ends
 
 -- Counts for finished(): copas threads alive, those asleep without a time,
 -- servers, copas.timeout timers; tasks of this module that are not threads.
@@ -84,12 +85,15 @@ local _deferror -- the default error handler (below)
 
 -- Sockets a program dropped without closing them are closed by the garbage
 -- collector; copas collects when its loop is idle. Here, once a thread
--- ended, a task looks every half second whether the loop is idle (fewer
--- than IDLE_PASSES passes since) and then collects, unless copas's work is
--- finished first (the task would only delay the loop's end). A busy program
--- collects as it allocates.
+-- ended, a task looks every half second whether the loop was idle (no copas
+-- socket call, at most IDLE_PASSES passes) and collects after a second of
+-- that, unless copas's work is finished first (the task would only delay
+-- the loop's end). A busy program collects as it allocates. (Collecting a
+-- dropped socket early would close it under data its peer still sends.)
 local gc_task
-local IDLE_PASSES = 50
+local IDLE_PASSES = 6
+-- copas's socket calls so far (the idle check below; the fairness pass)
+local calls, next_fair, FAIR_EVERY = 0, 64, 64
 local function gc_settle(done)
   if done then
     if gc_task then
@@ -100,10 +104,16 @@ local function gc_settle(done)
   elseif not gc_task then
     internal = internal + 1
     gc_task = spawn(function()
-      repeat
-        local before = core.stats().passes
+      local quiet = 0
+      repeat -- (idle: a second without a socket call, and few passes)
+        local passes, before = core.stats().passes, calls
         yield(nil, nil, 0.5)
-      until core.stats().passes - before < IDLE_PASSES
+        if core.stats().passes - passes <= IDLE_PASSES and calls == before then
+          quiet = quiet + 1
+        else
+          quiet = 0
+        end
+      until quiet >= 2
       gc_task = nil
       internal = internal - 1
       collectgarbage()
@@ -131,6 +141,7 @@ local function finish(rec, removed)
   if skt and not removed then
     rec.skt = nil
     client_of[skt] = nil
+    autoclose_of[skt] = nil
     close_socket(skt)
   end
   rec.errh = nil
@@ -377,7 +388,10 @@ local is_wrapped
 -- The loop's wrapper of a socket: { inner_sock = skt } with a metatable the
 -- loop knows (it parks a task on it without Lua calls). total (set before
 -- each call) is the call's timeout.
-local W = weak()
+-- (Lua 5.1 and LuaJIT have no ephemerons: there a wrapper, which holds its
+-- socket, would keep a weak key alive for ever. The wrapper is weak too; a
+-- call in progress holds it, and the next call makes another.)
+local W = weak(_VERSION == "Lua 5.1" and "kv" or "k")
 -- (One metatable for every copy of this module: the loop knows at most 8.)
 local wrapper_mt = rawget(wrap, "_copas_mt")
 if not wrapper_mt then
@@ -418,11 +432,10 @@ end
 
 -- Fairness: a thread that reads or writes without ever waiting would keep
 -- the others from running; every few calls it gives them a pass.
-local calls, FAIR_EVERY = 0, 64
 local function fair()
   calls = calls + 1
-  if calls >= FAIR_EVERY then
-    calls = 0
+  if calls >= next_fair then
+    next_fair = calls + FAIR_EVERY
     yield(nil, nil, 0)
   end
 end
@@ -509,7 +522,7 @@ function copas.receive(client, pattern, part)
   if t == 0 then t = nil end
   w.total = t
   calls = calls + 1
-  if calls >= FAIR_EVERY then calls = 0; yield(nil, nil, 0) end -- (fair, inline: the hot path)
+  if calls >= next_fair then next_fair = calls + FAIR_EVERY; yield(nil, nil, 0) end -- (fair, inline)
   local s, err, p = receive_c(w, pattern or "*l", part)
   if s == nil and TIMEOUT_ERR[err] then return nil, timeout_error(err), p end
   return s, err, p
@@ -556,7 +569,7 @@ function copas.send(client, data, from, to)
   if t == 0 then t = nil end
   w.total = t
   calls = calls + 1
-  if calls >= FAIR_EVERY then calls = 0; yield(nil, nil, 0) end
+  if calls >= next_fair then next_fair = calls + FAIR_EVERY; yield(nil, nil, 0) end
   local s, err, last = send_c(w, data, from or 1, to)
   if s == nil and TIMEOUT_ERR[err] then return nil, timeout_error(err), last end
   return s, err, last
@@ -599,7 +612,6 @@ end
 ---------------------------------------------------------------------------
 
 local ssl -- LuaSec, loaded when first needed
-local autoclose_of = weak() -- socket -> the record that closes it
 
 local function ssl_wrap(skt, params)
   if kind_of(skt) == "ssl" then return skt end
