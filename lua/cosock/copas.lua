@@ -8,8 +8,15 @@
 --- (connect, send, receive), each limiting the whole call.
 ---
 --- A program selects this module as `copas` with
----   lua -e 'require("cosock.copas").install()' program.lua
+---   lua -l cosock.copas.install program.lua
 --- or by putting lua/copas-compat/ first on LUA_PATH.
+---
+--- How copas's rules are kept: the loop's end is counted here (finished():
+--- threads alive, asleep without a time, servers, copas.timeout timers), and
+--- copas.loop steps the loop (cosock.core.step) until copas's work and every
+--- other task is done, the loop's stall read as "nothing left" while copas
+--- steps it; sleep and wakeup use a channel per thread; close wakes the
+--- tasks parked on the socket (cosock.core.wake) before closing it.
 
 local core = require "cosock.core"
 local cosock = require "cosock"
