@@ -3,10 +3,13 @@
 # Lua version, and optionally for the benchmarks, the rock check or the Debian
 # package build. Idempotent: when every package is present it installs nothing
 # and needs no network.
-#   scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--doc]
+#   scripts/install-deps.sh [--lua X.Y] [--bench] [--copas] [--rock] [--deb] [--doc]
 #     --lua X.Y   the Lua version: 5.1, 5.2, 5.3, 5.4 or jit (LuaJIT 2.1);
 #                 default $LUA_VERSION, else 5.3
-#     --bench     also cqueues and time(1), for bench/run
+#     --bench     also cqueues and time(1), for bench/run (and binaryheap and
+#                 coxpcall, which copas 4.11 needs, for its copas rows)
+#     --copas     what copas 4.11 itself needs (binaryheap, coxpcall) and
+#                 mosquitto, for scripts/copas-tests.sh and scripts/copas-clients.sh
 #     --rock      also luarocks, for scripts/check-rock.sh
 #     --deb       also what scripts/build-deb.sh needs (dpkg-dev, debhelper, dh-lua)
 #     --doc       also pandoc, for make doc (scripts/build-doc.sh)
@@ -22,7 +25,8 @@ while [ $# -gt 0 ]; do
 	--lua) [ $# -ge 2 ] || { echo "install-deps: --lua needs a version" >&2; exit 2; }
 		version=$2; shift ;;
 	--lua=*) version=${1#--lua=} ;;
-	--bench) extra="$extra lua-cqueues time" ;;
+	--bench) extra="$extra lua-cqueues time lua-binaryheap lua-coxpcall" ;; # (the last two: copas 4.11 itself, for bench/run's copas rows)
+	--copas) extra="$extra lua-binaryheap lua-coxpcall mosquitto" ;; # scripts/copas-tests.sh, scripts/copas-clients.sh
 	--rock) extra="$extra luarocks" ;;
 	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua-compat53-dev lua5.1 lua5.2 luajit" ;;
 	--doc) extra="$extra pandoc" ;;

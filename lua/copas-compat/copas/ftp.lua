@@ -1,0 +1,2 @@
+-- copas.ftp as cosock-native's (doc/copas.md).
+return require("cosock.copas").ftp

@@ -1,0 +1,2 @@
+-- copas.http as cosock-native's (doc/copas.md).
+return require("cosock.copas").http

@@ -1,0 +1,2 @@
+-- copas.lock as cosock-native's (doc/copas.md).
+return require("cosock.copas").lock

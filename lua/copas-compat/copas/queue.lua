@@ -1,0 +1,2 @@
+-- copas.queue as cosock-native's (doc/copas.md).
+return require("cosock.copas").queue

@@ -1,0 +1,2 @@
+-- copas.semaphore as cosock-native's (doc/copas.md).
+return require("cosock.copas").semaphore

@@ -1,0 +1,2 @@
+-- copas.smtp as cosock-native's (doc/copas.md).
+return require("cosock.copas").smtp

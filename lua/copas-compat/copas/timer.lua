@@ -1,0 +1,2 @@
+-- copas.timer as cosock-native's (doc/copas.md).
+return require("cosock.copas").timer
