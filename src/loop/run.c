@@ -230,6 +230,7 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   while ((slot = cn_at_on(lp, CN_AT_ORDER) ? cn_hooks_next_ready(L, lp) : cn_wake_pop(lp)) >= 0)
     resume_one(L, lp, slot);
   cn_at(L, lp, CN_AT_RESUMES_DONE, NULL);     /* (cosock.when evaluates its predicates) */
+  if (cn_fd_late(lp)) cn_fd_late_recheck(L, lp); /* objects that had no fd yet (waiters.h) */
   /* Steps 5-7, with counts instead of a scan of every thread. */
   if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) {
     cn_fd_apply(lp);
