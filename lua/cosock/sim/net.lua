@@ -43,6 +43,9 @@ function N.check_link(fname, opts, defaults)
         or ((k == "bandwidth" or k == "segment" or k == "sndbuf") and v <= 0)) then
       error(format("%s: link option '%s' out of range (got %s)", fname, k, tostring(v)), 3)
     end
+    if (k == "segment" or k == "sndbuf") and v % 1 ~= 0 then -- (byte counts)
+      error(format("%s: link option '%s' must be an integer (got %s)", fname, k, tostring(v)), 3)
+    end
     l[k] = v
   end
   return l

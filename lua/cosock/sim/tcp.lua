@@ -400,4 +400,5 @@ function m._sim_tls(self, config)
   return require("cosock.sim.tls").wrap(self, config)
 end
 
+sock.check_self(m, mt, "simulated tcp socket")
 return m

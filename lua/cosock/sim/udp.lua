@@ -161,4 +161,5 @@ function m:close()
   return 1
 end
 
+sock.check_self(m, mt, "simulated udp socket")
 return m
