@@ -98,6 +98,21 @@ describe("cosock.sim arguments", function()
     end)
   end)
 
+  describe("a host loop", function()
+    it("pollfd raises while the simulation is on; step(next_timeout()) moves the virtual clock", function()
+      sim.on()
+      has(err_of(cosock.pollfd), "cosock.pollfd: not available while cosock.sim is on")
+      local at
+      cosock.spawn(function() socket.sleep(5); at = sim.now() end, "sleeper")
+      local steps = 0
+      while cosock.step(cosock.next_timeout() or 0) do
+        steps = steps + 1
+        assert(steps < 10, "the clock does not move")
+      end
+      assert.equal(5, at)
+    end)
+  end)
+
   describe("simulated sockets", function()
     it("a method called with a dot says bad self, naming the method", function()
       sim.on()
