@@ -52,6 +52,11 @@ describe("regress: a simulation whose clock starts at 0 or below", function()
         out.deadline_at = sim.now()
         timer.sleep_until(timer.now() + 0.25)
         out.until_at = sim.now()
+        local t = timer.create_oneshot(0.5)
+        local _, deadline = require("cosock.core").timer_info(t)
+        out.timer_deadline = deadline - timer.now() -- (the program's clock, as every time it reads)
+        out.timer = { t:wait() }
+        out.timer_at = sim.now()
         return out
       end)[1]
       assert.same({
@@ -62,6 +67,7 @@ describe("regress: a simulation whose clock starts at 0 or below", function()
         half = { nil, "timeout" }, half_at = 2,
         deadline = { false, "timeout" }, deadline_at = 2.25,
         until_at = 2.5,
+        timer_deadline = 0.5, timer = { true }, timer_at = 3,
       }, r)
     end)
   end
