@@ -178,7 +178,7 @@ describe("a wait on an object with no descriptor yet", function()
     assert.same({ nil, nil, "timeout" }, r)
   end)
 
-  it("an error of a getfd() asked again comes out of run, and the loop goes on after it", function()
+  it("an error of a getfd() asked again comes out of run and drops the task, as at park time; the loop goes on", function()
     local inner, calls = {}, 0
     function inner.getfd()
       calls = calls + 1
@@ -188,11 +188,38 @@ describe("a wait on an object with no descriptor yet", function()
     local obj = { inner_sock = inner }
     function obj.setwaker(self, kind, fn) self[kind] = fn end
     function obj._wake() end
-    cosock.spawn(function() socket.select({ obj }, nil, 0.01) end, "waiter")
+    local h = cosock.spawn(function() socket.select({ obj }, nil, 10) end, "waiter")
+    cosock.spawn(function() end, "another") -- (a pass after the wait: getfd is asked again)
     local ok, err = pcall(cosock.run)
     assert.is_false(ok)
     assert.matches("getfd broke", tostring(err), 1, true)
-    net.run() -- the wait is not asked again: it ends at its timeout
+    assert.is_false(h:is_alive())
+    assert.is_nil(obj.recvr) -- its waker was taken back
+    net.run()
     assert.equal(2, calls)
+  end)
+
+  it("a getfd() asked again that cancels its own task is refused; one that cancels another task works", function()
+    local inner, calls, other, errs = {}, 0, nil, {}
+    local obj = { inner_sock = inner }
+    local h
+    function inner.getfd()
+      calls = calls + 1
+      if calls == 2 then
+        local ok, err = pcall(h.cancel, h)
+        errs[#errs + 1] = ok or err
+        other:cancel()
+      end
+      return -1
+    end
+    function obj.setwaker(self, kind, fn) self[kind] = fn end
+    function obj._wake() end
+    h = cosock.spawn(function() socket.select({ obj }, nil, 0.01) end, "waiter")
+    other = cosock.spawn(function() socket.sleep(10) end, "other")
+    net.run()
+    assert.equal(1, #errs)
+    assert.matches("cannot cancel a task while the loop is parking it", tostring(errs[1]), 1, true)
+    assert.is_false(other:is_alive())
+    assert.is_true(calls >= 2)
   end)
 end)

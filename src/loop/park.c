@@ -323,7 +323,16 @@ static int find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
 }
 
 int cn_park_find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
-  return find_fd(L, lp, t, i, lua_absindex(L, obj));
+  int late;
+  /* As while the wait was being made: getfd() cannot cancel the task (t is
+   * read after it), and an error rolls the wait back, which drops the task
+   * (run's recovery, cn_rollback_park: every waker it was given is taken
+   * back), as the same error at park time does. */
+  lp->park.parking = t->slot;
+  lp->park.nset = t->nwait;
+  late = find_fd(L, lp, t, i, lua_absindex(L, obj));
+  lp->park.parking = -1;
+  return late;
 }
 
 /* True when a parked task waits on a closed socket, or on one with no fd

@@ -57,7 +57,8 @@ int cn_fd_watch(cn_loop *lp, int fd, int events);
 void cn_fd_late_add(lua_State *L, cn_loop *lp, struct cn_task *t, int i, int obj);
 /* Asks every listed wait's object for its fd again: registers those that
  * have one now, drops the waits that ended. May raise (getfd's error, the
- * poller's refusal): the wait that raised is no longer listed. */
+ * poller's refusal): that wait's task is then dropped, as when the error
+ * comes while it parks (cn_park_find_fd). */
 void cn_fd_late_recheck(lua_State *L, cn_loop *lp);
 /* How many waits are listed (the loop blocks rather than stall on them). */
 static inline int cn_fd_late(const cn_loop *lp) { return lp->waiters.nlate; }
