@@ -129,6 +129,34 @@ local function timers(checks)
   end, "sleeper")
 end
 
+-- A task in select on a udp socket that has no descriptor yet (the loop
+-- lists the wait and asks getfd() again each pass), woken by the answer to
+-- another task's sendto on that socket.
+local function late_fd(checks)
+  local u = assert(socket.udp())
+  local peer = assert(require("socket").udp())
+  assert(peer:setsockname("127.0.0.1", 0))
+  peer:settimeout(0)
+  local ip, port = peer:getsockname()
+  spawn(function()
+    local r = socket.select({ u }, nil, LIMIT)
+    assert(r and r[1] == u, "the late socket was not polled")
+    assert(u:receive() == "pong")
+    u:close()
+    peer:close()
+    checks.late_fd = true
+  end, "late fd")
+  spawn(function()
+    assert(u:sendto("ping", ip, port))
+    for _ = 1, 100 do -- (the peer is a plain socket: look each pass)
+      local d, from, fport = peer:receivefrom()
+      if d then peer:sendto("pong", from, fport) return end
+      socket.sleep(0.001)
+    end
+    error("the peer got nothing")
+  end, "late fd sender")
+end
+
 -- Tasks parked on a channel, a socket and a long sleep, cancelled by
 -- another task; none of them may run again.
 local function cancels(checks)
@@ -455,7 +483,7 @@ local function ossignals(checks)
 end
 
 local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops, scopes,
-  scope_ops, sync_line, ossignals }
+  scope_ops, sync_line, ossignals, late_fd }
 
 -- cosock.sim, after the rest (it needs a loop with no task): a simulated
 -- tcp exchange, a sleep of virtual minutes and a scope.timeout under the
@@ -492,7 +520,7 @@ function W.run()
   cosock.run()
   assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.signals
     and checks.additions and checks.accounting and checks.ops and checks.scopes
-    and checks.scope_ops and checks.sync_line and checks.ossignal, "a section did not finish")
+    and checks.scope_ops and checks.sync_line and checks.ossignal and checks.late_fd, "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   simulated()

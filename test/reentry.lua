@@ -196,7 +196,14 @@ local function wrapper(ctx)
     if type(m) ~= "function" then return m end
     return function(_, ...) return m(u, ...) end
   end })
-  function inner.getfd() hook(ctx, "getfd") return u:getfd() end
+  -- Now and then its first asks say -1 (a socket not made yet): the loop
+  -- lists the wait and asks again after each pass (a callback point too).
+  local late = ctx.r(3) == 1 and ctx.r(3) or 0
+  function inner.getfd()
+    hook(ctx, "getfd")
+    if late > 0 then late = late - 1 return -1 end
+    return u:getfd()
+  end
   function inner.dirty() hook(ctx, "dirty") return false end
   local w = { inner_sock = inner, port = select(2, u:getsockname()) }
   function w:setwaker(kind, fn)

@@ -18,9 +18,27 @@ local dns = require "cosock.dns"
 local luasocket = require "socket"
 
 local type, error, tostring, format, monotime = type, error, tostring, string.format, core.monotime
-local getmetatable, ipairs, concat = getmetatable, ipairs, table.concat
+local getmetatable, ipairs, pairs, concat, huge = getmetatable, ipairs, pairs, table.concat, math.huge
 
 local sim = {}
+
+-- Argument checks, raising at the caller of the public function with
+-- "bad argument #n to 'cosock.sim.<fname>' (<what> expected, got <value>)".
+local function got(v)
+  if v == nil then return "nil" end
+  if type(v) == "number" then
+    if v ~= v then return "NaN" end
+    return tostring(v)
+  end
+  if type(v) == "string" then return format("%q", v) end
+  return type(v)
+end
+
+local function bad(n, fname, what, v)
+  error(format("bad argument #%d to 'cosock.sim.%s' (%s expected, got %s)", n, fname, what, got(v)), 3)
+end
+
+local function is_int(v) return type(v) == "number" and v % 1 == 0 and v > -2^53 and v < 2^53 end
 
 local saved -- what on() replaced, for off(); nil while off
 
@@ -143,12 +161,17 @@ function sim.on(opts)
     if not ON_FIELDS[k] then error(format("cosock.sim.on: unknown option '%s'", tostring(k)), 2) end
   end
   local seed = opts.seed
-  if seed ~= nil and (type(seed) ~= "number" or seed ~= seed or seed % 1 ~= 0 or math.abs(seed) >= 2^53) then
-    error("cosock.sim.on: seed must be an integer (got " .. tostring(seed) .. ")", 2)
+  if seed ~= nil and not is_int(seed) then
+    error("cosock.sim.on: seed must be an integer (got " .. got(seed) .. ")", 2)
   end
   local clock, epoch = opts.clock or 100000, opts.epoch or 1700000000
-  if type(clock) ~= "number" or clock ~= clock or type(epoch) ~= "number" or epoch ~= epoch then
-    error("cosock.sim.on: clock and epoch must be numbers", 2)
+  for name, v in pairs({ clock = clock, epoch = epoch }) do
+    if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
+      error(format("cosock.sim.on: %s must be a finite number (got %s)", name, got(v)), 2)
+    end
+  end
+  if opts.record ~= nil and type(opts.record) ~= "boolean" then
+    error("cosock.sim.on: record must be a boolean (got " .. got(opts.record) .. ")", 2)
   end
   local address = opts.address or "10.0.0.1"
   if type(address) ~= "string" or not net.is_numeric(address) then
@@ -188,9 +211,9 @@ end
 --- false: lookups of name fail with "host not found".
 function sim.host(name, address)
   local st = need_on("host")
-  if type(name) ~= "string" then error("bad argument #1 to 'host' (string expected, got " .. type(name) .. ")", 2) end
+  if type(name) ~= "string" then bad(1, "host", "string", name) end
   if address ~= false and (type(address) ~= "string" or not net.is_numeric(address)) then
-    error("bad argument #2 to 'host' (numeric address or false expected, got " .. tostring(address) .. ")", 2)
+    bad(2, "host", "numeric address or false", address)
   end
   if st.hosts[name] == nil then st.names[#st.names + 1] = name end
   st.hosts[name] = address
@@ -203,9 +226,8 @@ end
 --- down (true: nothing passes). Applies to what is sent from now on.
 function sim.link(a, b, opts)
   local st = need_on("link")
-  if type(a) ~= "string" or type(b) ~= "string" then
-    error("bad arguments to 'link' (two addresses expected)", 2)
-  end
+  if type(a) ~= "string" then bad(1, "link", "address", a) end
+  if type(b) ~= "string" then bad(2, "link", "address", b) end
   net.set_link(a, b, net.check_link("cosock.sim.link", opts, st.defaults))
 end
 
@@ -213,7 +235,8 @@ end
 --- from address vanishes: connects time out, data never arrives.
 function sim.blackhole(address, on)
   local st = need_on("blackhole")
-  if type(address) ~= "string" then error("bad argument #1 to 'blackhole' (address expected)", 2) end
+  if type(address) ~= "string" then bad(1, "blackhole", "address", address) end
+  if on ~= nil and type(on) ~= "boolean" then bad(2, "blackhole", "boolean or nil", on) end
   st.holes[address] = on ~= false or nil
   net.log("blackhole", address .. (on ~= false and " on" or " off"), { addr = address })
 end
@@ -223,6 +246,10 @@ end
 --- Returns how many were cut.
 function sim.cut(address, port)
   local st = need_on("cut")
+  if type(address) ~= "string" then bad(1, "cut", "address", address) end
+  if port ~= nil and not (is_int(port) and port >= 0 and port <= 65535) then
+    bad(2, "cut", "port (an integer 0 to 65535) or nil", port)
+  end
   local n, keep = 0, {}
   for _, c in ipairs(st.conns) do
     local p = c._peer
@@ -263,6 +290,7 @@ end
 --- transcript([filter]) -> the record as text, a line per event; filter: a
 --- set of event names to keep ({connect = true, ...}) or nil for all.
 function sim.transcript(filter)
+  if filter ~= nil and type(filter) ~= "table" then bad(1, "transcript", "table or nil", filter) end
   local lines = {}
   for _, e in ipairs(sim.record()) do
     if filter == nil or filter[e.event] then lines[#lines + 1] = net.line(e) end
@@ -270,21 +298,47 @@ function sim.transcript(filter)
   return concat(lines, "\n")
 end
 
---- explore(seeds, fn) -> nil | seed, err, transcript: for seed = 1 ..
---- seeds (or each seed of a list), a fresh simulation with that seed runs
---- fn(seed) (which spawns and runs); the first seed for which fn raises is
---- returned, with the error and that run's transcript. The simulation is off
---- afterwards.
+--- explore(seeds, fn [, opts]) -> nil | seed, err, transcript: for seed =
+--- 1 .. seeds (math.huge: until one fails; or each seed of a list), a fresh
+--- simulation with that seed (and opts) runs fn(seed) (which spawns and
+--- runs); the first seed for which fn raises is returned, with the error and
+--- that run's transcript. The simulation is off afterwards. The seeds are
+--- counted, never listed: memory does not grow with the count.
 function sim.explore(seeds, fn, opts)
-  if type(fn) ~= "function" then error("bad argument #2 to 'explore' (function expected)", 2) end
-  local list = seeds
+  local n
   if type(seeds) == "number" then
-    list = {}
-    for i = 1, seeds do list[i] = i end
-  elseif type(seeds) ~= "table" then
-    error("bad argument #1 to 'explore' (count or list of seeds expected)", 2)
+    if not (seeds == huge or (is_int(seeds) and seeds >= 0)) then
+      bad(1, "explore", "count (an integer >= 0 or math.huge) or list of seeds", seeds)
+    end
+    n = seeds
+  elseif type(seeds) == "table" then
+    for i, seed in ipairs(seeds) do
+      if not is_int(seed) then bad(1, "explore", format("integer seed at [%d]", i), seed) end
+    end
+  else
+    bad(1, "explore", "count or list of seeds", seeds)
   end
-  for _, seed in ipairs(list) do
+  if type(fn) ~= "function" then bad(2, "explore", "function", fn) end
+  if opts ~= nil then
+    if type(opts) ~= "table" then bad(3, "explore", "table of sim.on options or nil", opts) end
+    for k in pairs(opts) do
+      if not ON_FIELDS[k] or k == "seed" then
+        error(format("bad argument #3 to 'cosock.sim.explore' (%s option '%s')",
+          k == "seed" and "explore sets the seed itself: no" or "unknown", tostring(k)), 2)
+      end
+    end
+  end
+  local i = 0
+  while true do
+    i = i + 1
+    local seed
+    if n then
+      if i > n then return nil end
+      seed = i
+    else
+      seed = seeds[i]
+      if seed == nil then return nil end
+    end
     local o = {}
     for k, v in pairs(opts or {}) do o[k] = v end
     o.seed = seed
@@ -294,7 +348,6 @@ function sim.explore(seeds, fn, opts)
     sim.off()
     if not ok then return seed, err, text end
   end
-  return nil
 end
 
 return sim

@@ -139,6 +139,7 @@ static int l_scope_mark(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_task *t;
   double deadline = luaL_optnumber(L, 3, 0);
+  if (!lua_isnoneornil(L, 3)) deadline += cn_clock_offset(); /* (the program's monotime: lib/clock.h) */
   if (lua_type(L, 1) != LUA_TTABLE) luaL_checktype(L, 1, LUA_TTHREAD);
   if (deadline != deadline) return luaL_argerror(L, 3, "deadline is NaN");
   t = lua_type(L, 1) == LUA_TTABLE ? cn_handle_task(L, lp, 1) : task_of(L, lp, 1);

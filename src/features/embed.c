@@ -84,6 +84,12 @@ void cn_embed_sync(lua_State *L, cn_loop *lp) {
 int cn_embed_pollfd(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_embed *e = embed_get(L);
+  /* The simulation's deadlines are virtual: a host waiting on the timer
+   * would wait them in real time, and its step(0) never moves the virtual
+   * clock (only a step's wait does), so the program would never get on. */
+  if (lp->sim != NULL)
+    return luaL_error(L, "cosock.pollfd: not available while cosock.sim is on (its clock is "
+                         "virtual: drive the loop with cosock.step(cosock.next_timeout() or 0))");
   if (e == NULL) {
     struct epoll_event ev;
     e = (cn_embed *)lua_newuserdata(L, sizeof *e);

@@ -571,7 +571,11 @@ static void preds_pass(lua_State *L, cn_loop *lp, int ran) {
   }
   now = cn_clock_now();
   lp->preds.evaluated = 0;
-  if (!ran && now - lp->preds.last < lp->preds.interval) return;
+  /* Due at last + interval, the very sum preds_timeout sleeps to: a
+   * difference (now - last) may round below the interval where the clock
+   * stands exactly there, and the simulated clock, which moves only by the
+   * timeout asked, would then never get past it (issue 35). */
+  if (!ran && now < lp->preds.last + lp->preds.interval) return;
   /* Only an evaluation in a pass that ran no task lets the stall check
    * through: a predicate's own side effects may have made an earlier one
    * true, and get one more evaluation first. */

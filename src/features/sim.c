@@ -11,6 +11,7 @@
 
 #include "hooks.h"
 #include "lib/clock.h"
+#include "mem.h"
 #include "run.h"
 #include "sim.h"
 #include "task.h"
@@ -23,6 +24,10 @@ typedef struct cn_sim {
   int seeded;       /* ready batches run in an order drawn from rng */
   int r_self;       /* registry: this userdata */
   int r_note;       /* registry: the record's function, or LUA_NOREF */
+  /* The seeded order of the pass's batch, shuffled once when it starts. */
+  int *order;       /* slots, in the order drawn (loop memory, cap entries) */
+  int norder, next, cap;
+  unsigned pass;    /* the pass order belongs to */
 } cn_sim;
 
 /* A draw from the seed's sequence (xorshift64*: the same on every platform
@@ -50,11 +55,48 @@ static void note(lua_State *L, cn_loop *lp, int slot) {
   if (lua_pcall(L, 3, 0, 0) != LUA_OK) lua_pop(L, 1);
 }
 
+/* Draws the order of the tasks in the pass's wake list: the list's slots,
+ * shuffled (Fisher-Yates, one draw per task but the first) into s->order.
+ * O(n) per batch, where a draw per resume of the k-th task left took a walk
+ * of k links (quadratic: 20,000 tasks due at one instant took seconds).
+ * Raises on no memory (run's recovery keeps the batch for the next pass). */
+static void shuffle(lua_State *L, cn_loop *lp, cn_sim *s) {
+  int n = cn_wake_count(lp), i, slot;
+  if (n > s->cap) {
+    int cap = s->cap ? s->cap : 64;
+    int *p;
+    while (cap < n) cap *= 2;
+    p = cn_mem_resize(&lp->mem, s->order, (size_t)s->cap * sizeof *p, (size_t)cap * sizeof *p);
+    if (p == NULL) luaL_error(L, "cosock.sim: out of memory");
+    s->order = p;
+    s->cap = cap;
+  }
+  for (i = 0, slot = cn_wake_nth(lp, 0); i < n && slot >= 0; i++, slot = cn_task_get(lp, slot)->next)
+    s->order[i] = slot;
+  s->norder = i;
+  for (i = s->norder - 1; i > 0; i--) {
+    int j = (int)(draw(s) % (uint64_t)(i + 1)), k = s->order[i];
+    s->order[i] = s->order[j];
+    s->order[j] = k;
+  }
+  s->next = 0;
+  s->pass = cn_pass_number(lp);
+}
+
 int cn_sim_pop(lua_State *L, cn_loop *lp) {
+  cn_sim *s = lp->sim;
   for (;;) {
-    int n = cn_wake_count(lp), slot;
-    if (n == 0) return -1;
-    slot = cn_wake_nth(lp, lp->sim->seeded && n > 1 ? (int)(draw(lp->sim) % (uint64_t)n) : 0);
+    int slot;
+    if (cn_wake_count(lp) == 0) return -1;
+    if (!s->seeded) {
+      slot = cn_wake_nth(lp, 0);
+    } else {
+      /* A new pass, or a batch used up while tasks are left (none join a
+       * batch under way; this keeps any that would): draw the order. */
+      if (s->pass != cn_pass_number(lp) || s->next >= s->norder) shuffle(L, lp, s);
+      slot = s->order[s->next++];
+      if (!cn_wake_has(lp, slot)) continue;    /* left the batch (cancelled) */
+    }
     note(L, lp, slot);
     /* The note ran Lua: a finalizer may have cancelled the task. Then draw again. */
     if (cn_wake_take(lp, slot) >= 0) return slot;
@@ -78,6 +120,8 @@ static void sim_end(lua_State *L, cn_loop *lp) {
   lp->sim = NULL;
   cn_hook_set(lp, &sim_hook, CN_AT(CN_AT_ORDER) | CN_AT(CN_AT_SLEEP), 0);
   cn_clock_virtual(0, 0);
+  cn_mem_free(&lp->mem, s->order, (size_t)s->cap * sizeof *s->order);
+  s->order = NULL;
   luaL_unref(L, LUA_REGISTRYINDEX, s->r_note);
   luaL_unref(L, LUA_REGISTRYINDEX, s->r_self); /* (s goes with it) */
 }
@@ -114,6 +158,9 @@ static int l_sim_on(lua_State *L) {
   s->rng = (uint64_t)(int64_t)seed * UINT64_C(0x9E3779B97F4A7C15) + UINT64_C(0x2545F4914F6CDD1D);
   if (s->rng == 0) s->rng = 1;
   s->r_note = LUA_NOREF;
+  s->order = NULL;
+  s->norder = s->next = s->cap = 0;
+  s->pass = cn_pass_number(lp) - 1;            /* (not this pass: drawn at the first pop) */
   s->r_self = luaL_ref(L, LUA_REGISTRYINDEX);  /* start, seed, note */
   if (!lua_isnil(L, 3)) s->r_note = luaL_ref(L, LUA_REGISTRYINDEX);
   lp->sim = s;

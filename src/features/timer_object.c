@@ -372,7 +372,7 @@ static int l_info(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_tobj *t = check_timer(L, lp, 1, "timer_info");
   lua_pushstring(L, state_names[state_of(lp, t)]);
-  lua_pushnumber(L, t->deadline);
+  lua_pushnumber(L, t->deadline - cn_clock_offset()); /* (the program's clock: lib/clock.h) */
   if (t->has_timeout) lua_pushnumber(L, t->timeout);
   else lua_pushnil(L);
   return 3;

@@ -1,5 +1,6 @@
 /* clock: the monotonic time source of the run loop's timers, and the
  * virtual clock that replaces it while cosock.sim is on (src/sim.c). */
+#include <math.h>
 #include <time.h>
 
 #include "clock.h"
@@ -20,6 +21,7 @@
 static CN_PER_THREAD struct {
   int on;
   double now;
+  double offset;    /* now - offset is what the program reads (cn_clock_offset) */
 } virt;
 static int nvirtual; /* threads whose virtual clock is on */
 
@@ -32,10 +34,20 @@ double cn_clock_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The loop's code takes a time <= 0 for "none" in places (a timer's -1, a
+ * scope's deadline 0), as the real monotonic clock is far from 0. A virtual
+ * clock asked to start below 1 therefore runs a whole number of seconds
+ * ahead, at [1, 2), and the program's clock (cosock.core.monotime, and the
+ * deadlines it gives back: cn_clock_offset) is shifted back by as much. */
 void cn_clock_virtual(int on, double now) {
   if ((on != 0) != virt.on) ADD(nvirtual, on != 0 ? 1 : -1);
   virt.on = on != 0;
-  virt.now = now;
+  virt.offset = on != 0 && now < 1 ? ceil(1 - now) : 0;
+  virt.now = now + virt.offset;
+}
+
+double cn_clock_offset(void) {
+  return LOAD(nvirtual) != 0 && virt.on ? virt.offset : 0;
 }
 
 int cn_clock_is_virtual(void) { return virt.on; }

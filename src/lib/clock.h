@@ -9,6 +9,11 @@
 double cn_clock_now(void);
 /* Turns the virtual clock of this thread on at time now, or off (on 0). */
 void cn_clock_virtual(int on, double now);
+/* How far the loop's clock runs ahead of the program's (0 but while a
+ * virtual clock that was started below 1 is on): the program's monotonic
+ * time is cn_clock_now() - cn_clock_offset(); an absolute time a program
+ * gives the loop is shifted forward by as much. */
+double cn_clock_offset(void);
 /* Whether the virtual clock is on in this thread. */
 int cn_clock_is_virtual(void);
 /* Moves the virtual clock forward to t; never back; nothing while it is off. */

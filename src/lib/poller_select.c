@@ -134,9 +134,12 @@ static int sel_wait(void *state, double timeout, cn_event *out, int max) {
     tv.tv_usec = 0;
     tvp = &tv;
   } else if (timeout > 0) {
-    double secs = floor(timeout);
+    double secs = floor(timeout), us = ceil((timeout - secs) * 1e6);
+    /* Rounded up, as epoll's: a wait never ends just before a deadline (a
+     * step would then return before the timer it waited for fell due). */
+    if (us >= 1e6) { secs += 1; us = 0; }
     tv.tv_sec = (time_t)secs;
-    tv.tv_usec = (suseconds_t)((timeout - secs) * 1e6);
+    tv.tv_usec = (suseconds_t)us;
     tvp = &tv;
   }
   n = select(s->maxfd + 1, &rd, &wr, NULL, tvp);

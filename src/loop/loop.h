@@ -38,6 +38,7 @@ struct cn_dnslook;
 struct cn_pwait;
 struct cn_sim;
 struct cn_hook;
+struct cn_late;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -192,6 +193,9 @@ typedef struct cn_loop {
     int r_fdsets, r_inner;    /* registry: protocol objects per fd, socket per fd */
     cn_fd_watcher watcher;    /* gets the ready fds that C code watches */
     cn_fd_reader reader;      /* reads a known socket's fd (NULL: getfd() always) */
+    struct cn_late *late;     /* waits whose object had no fd yet (-1): asked again each pass */
+    int nlate, caplate;
+    int r_late;               /* registry: their objects, late[k + 1] for late[k] */
   } waiters;
 
   /* fidelity.c: the switches that turn on departures from cosock 0.2.0 a

@@ -252,12 +252,25 @@ static void register_cached(lua_State *L, cn_loop *lp, cn_task *t, int i, int fd
   t->waits[i].fd = fd;
 }
 
+/* True when the native wrapper at obj was closed (its close() sets _closed). */
+static int wrapper_closed(lua_State *L, int obj) {
+  int closed;
+  lua_pushliteral(L, "_closed");
+  lua_rawget(L, obj);
+  closed = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return closed;
+}
+
 /* Reads the polled fd of wait i (object at obj) and registers it, or leaves
  * it at -1. A native wrapper whose socket is closed is never ready (LuaSocket's
  * select skips it, as on cosock), or, with set_close_wakes(true), ready at
- * once (as the wrapper's own setwaker then makes it). */
-static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
-  int top = lua_gettop(L), native = t->waits[i].native, known;
+ * once (as the wrapper's own setwaker then makes it). Returns 1 when the
+ * object has no fd yet but may get one (getfd() < 0: a udp socket before its
+ * first sendto, a tcp one before connect), for the caller to list the wait
+ * (cn_fd_late_add): cosock's select reads getfd() again on every pass. */
+static int find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
+  int top = lua_gettop(L), native = t->waits[i].native, known, late = 0;
   lua_Number fdn;
   int isnum = 1;
   /* A native wrapper keeps its fd cached once known (the cache goes when it
@@ -267,10 +280,10 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
     int fd = cn_fd_cached(L, obj);
     if (fd >= 0) {
       register_cached(L, lp, t, i, fd, obj);
-      return;
+      return 0;
     }
   }
-  if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return; }
+  if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return 0; }
   if (!native && lua_getfield(L, obj, "_wake") == LUA_TNIL) {
     cn_push_label(L, lp, t->slot);
     luaL_error(L, "non-wakeable socket\n(task %s waits on an object with inner_sock and no _wake method)",
@@ -280,7 +293,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   if ((known = cn_fd_read(L, lp, top + 1)) != CN_FD_UNKNOWN) {
     fdn = known;                               /* what its getfd() would say */
   } else {
-    if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return; }
+    if (lua_getfield(L, top + 1, "getfd") == LUA_TNIL) { lua_settop(L, top); return 0; }
     lua_pushvalue(L, top + 1);
     lua_call(L, 1, 1);                         /* inner, fd */
     fdn = lua_tonumberx(L, -1, &isnum);
@@ -296,15 +309,34 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
                    native ? CN_FD_NATIVE : 0);
     t->waits[i].fd = (int)fdn;
     if (native) cn_fd_cache(L, obj, (int)fdn);
+  } else if (fdn < 0 && !(native && wrapper_closed(L, obj))) {
+    /* No socket yet (or, for an object of another library, closed: nothing
+     * tells the two apart): asked again after each pass's resumes. */
+    late = 1;
   } else if (native && cn_at_on(lp, CN_AT_CLOSE_WAKES)) {
     cn_deliver(L, lp, t, i);
   } else {
     t->waits[i].closed = 1;                    /* LuaSocket's select skips it (cn_waits_closed) */
   }
   lua_settop(L, top);
+  return late;
 }
 
-/* True when a parked task waits on a closed socket. cosock hands such a
+int cn_park_find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
+  int late;
+  /* As while the wait was being made: getfd() cannot cancel the task (t is
+   * read after it), and an error rolls the wait back, which drops the task
+   * (run's recovery, cn_rollback_park: every waker it was given is taken
+   * back), as the same error at park time does. */
+  lp->park.parking = t->slot;
+  lp->park.nset = t->nwait;
+  late = find_fd(L, lp, t, i, lua_absindex(L, obj));
+  lp->park.parking = -1;
+  return late;
+}
+
+/* True when a parked task waits on a closed socket, or on one with no fd
+ * yet (waiters.h, cn_fd_late_add). cosock hands such a
  * socket to LuaSocket's select, which skips it and, with no other socket
  * and no timeout, blocks for ever: that is what the loop does then instead
  * of raising the stall error (run's step 11). Called only when the loop
@@ -312,6 +344,8 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
 int cn_waits_closed(cn_loop *lp) {
   int s, i;
   if (cn_at_on(lp, CN_AT_CLOSE_WAKES)) return 0;
+  /* A wait on an object with no fd yet, too: nothing left can give it one. */
+  if (cn_fd_late(lp)) return 1;
   for (s = 0; s < cn_tasks_slots(lp); s++) {
     cn_task *t = cn_task_get(lp, s);
     if (t == NULL || t->state != T_PARKED) continue;
@@ -400,7 +434,7 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj) {
   t->state = T_PARKED;
   lp->park.nset = 1;
   if (lp->park.pre.fd >= 0) register_cached(L, lp, t, 0, lp->park.pre.fd, obj);
-  else if (lp->park.pre.polled) find_fd(L, lp, t, 0, obj);
+  else if (lp->park.pre.polled && find_fd(L, lp, t, 0, obj)) cn_fd_late_add(L, lp, t, 0, obj);
   arm_timer(lp, t);
   lp->park.parking = -1;
 }
@@ -454,7 +488,7 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
   }
   for (i = 0; i < t->nwait; i++) {
     lua_rawgeti(L, rec, R_WAIT + i);
-    find_fd(L, lp, t, i, lua_gettop(L));
+    if (find_fd(L, lp, t, i, lua_gettop(L))) cn_fd_late_add(L, lp, t, i, lua_gettop(L));
     lua_pop(L, 1);
   }
   arm_timer(lp, t);

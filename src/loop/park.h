@@ -49,8 +49,15 @@ int cn_prepark_taken(cn_loop *lp, int slot);
 /* Parks slot on the object at obj, as its cn_prepark noted. */
 void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
 
+/* Reads the fd of wait i of t (object at obj) again and registers it; 1
+ * when it still has none (waiters.c asks the listed waits each pass). The
+ * task counts as being parked meanwhile: a cancel is refused, an error
+ * drops it (cn_rollback_park, from run's recovery). */
+int cn_park_find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj);
+
 /* True when, with set_close_wakes off, a parked task waits on a closed
- * socket: where the loop would stall, cosock blocks for ever instead. */
+ * socket or on one with no fd yet: where the loop would stall, cosock
+ * blocks for ever instead. */
 int cn_waits_closed(cn_loop *lp);
 /* slot just yielded: from now on an error rolls its wait back (the parks
  * below say the same; run says it first, before it needs any memory). */

@@ -214,17 +214,34 @@ static void let_hooks_run(lua_State *L, cn_loop *lp) {
   lua_call(L, 0, 0);
 }
 
+#if defined(__GNUC__)
+#define PASS_INLINE inline __attribute__((always_inline))
+#else
+#define PASS_INLINE inline
+#endif
+
+/* Steps 9-10: runs the due timers (with the features' deliveries of those
+ * that came due), then what ended outside any task; returns the next
+ * deadline (-1: none) and, in *now, the clock read (when any timer is armed). */
+static PASS_INLINE double due_timers(lua_State *L, cn_loop *lp, double *now) {
+  double next = -1;
+  if (cn_timers_armed(lp) > 0) {
+    *now = cn_clock_now();
+    /* cn_timers_run stops after a feature's timer came due, so that what
+     * it wakes is woken in deadline order among the tasks' timers. */
+    while ((next = cn_timers_run(lp, *now)), cn_at_on(lp, CN_AT_TIMERS))
+      cn_at_call(L, lp, CN_AT_TIMERS, NULL);
+  }
+  cn_at(L, lp, CN_AT_DELIVER, NULL);           /* (lookups the resolver's timers ended) */
+  return next;
+}
+
 /* One pass of the loop. Returns 0 when nothing is left, 1 otherwise. cap
  * bounds the wait (< 0: none); a stepping pass (cosock.step) waits at most
  * cap and, where run raises the stall, waits cap when it has one: code
  * outside the loop may wake the tasks after the step. Inlined into each
  * caller (forced where the compiler allows), so that run's pass, with
  * constant arguments, costs what it cost before step existed. */
-#if defined(__GNUC__)
-#define PASS_INLINE inline __attribute__((always_inline))
-#else
-#define PASS_INLINE inline
-#endif
 static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepping) {
   double timeout, now = 0, next;
   int slot, ran = cn_tasks_ready(lp) > 0;
@@ -237,6 +254,7 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   while ((slot = cn_at_on(lp, CN_AT_ORDER) ? cn_hooks_next_ready(L, lp) : cn_wake_pop(lp)) >= 0)
     resume_one(L, lp, slot);
   cn_at(L, lp, CN_AT_RESUMES_DONE, NULL);     /* (cosock.when evaluates its predicates) */
+  if (cn_fd_late(lp)) cn_fd_late_recheck(L, lp); /* objects that had no fd yet (waiters.h) */
   /* Steps 5-7, with counts instead of a scan of every thread. */
   if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) {
     cn_fd_apply(lp);
@@ -245,15 +263,7 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   /* Step 8: interest is kept per fd; only drop what ended this pass. */
   cn_fd_apply(lp);
   /* Steps 9-10 (no armed timer: no clock to read). */
-  next = -1;
-  if (cn_timers_armed(lp) > 0) {
-    now = cn_clock_now();
-    /* cn_timers_run stops after a feature's timer came due, so that what
-     * it wakes is woken in deadline order among the tasks' timers. */
-    while ((next = cn_timers_run(lp, now)), cn_at_on(lp, CN_AT_TIMERS))
-      cn_at_call(L, lp, CN_AT_TIMERS, NULL);
-  }
-  cn_at(L, lp, CN_AT_DELIVER, NULL);           /* (lookups the resolver's timers ended) */
+  next = due_timers(L, lp, &now);
   if (cn_tasks_ready(lp) > 0) timeout = 0;
   else if (next >= 0) timeout = next > now ? next - now : 0;
   else timeout = -1;                         /* (deadlines are capped when armed) */
@@ -274,13 +284,17 @@ static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepp
   if (timeout == 0 && cn_fd_polled(lp) == 0) return 1; /* nothing to poll, no wait */
   if (cn_at_on(lp, CN_AT_SLEEP)) {            /* (cosock.sim: virtual time, no poll) */
     cn_hooks_sleep(L, lp, timeout);
-    return 1;
+  } else {
+    lp->run.polls++;
+    cn_at(L, lp, CN_AT_POLL, NULL);
+    if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
+      return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
+    cn_at(L, lp, CN_AT_POLLED, NULL);          /* (a signal: the next pass waits the time left) */
   }
-  lp->run.polls++;
-  cn_at(L, lp, CN_AT_POLL, NULL);
-  if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
-    return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
-  cn_at(L, lp, CN_AT_POLLED, NULL);            /* (a signal: the next pass waits the time left) */
+  /* A step returns after its wait: what that wait ended (a timer that fell
+   * due, as well as a ready fd) is made ready now, for the next step to run
+   * (run's next pass does this itself, before it could wait again). */
+  if (stepping && timeout != 0) due_timers(L, lp, &now);
   return 1;
 }
 

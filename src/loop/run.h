@@ -43,6 +43,8 @@ void cn_refuse_busy(lua_State *L, cn_loop *lp, const char *fname, const char *ve
 static inline int cn_woken_last_pass(const cn_loop *lp, const cn_task *t) {
   return t->last_wake >= 0 && t->last_pass == lp->run.pass;
 }
+/* The number of the pass under way (wraps; compare for equality only). */
+static inline unsigned cn_pass_number(const cn_loop *lp) { return lp->run.pass; }
 /* Whether this pass resumed tasks (for the hooks at CN_AT_RESUMES_DONE). */
 static inline int cn_pass_ran(const cn_loop *lp) { return lp->run.ran; }
 /* The slot the loop is resuming, -1 when none. */

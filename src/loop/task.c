@@ -389,6 +389,11 @@ int cn_wake_nth(const cn_loop *lp, int k) {
   return slot;
 }
 
+int cn_wake_has(const cn_loop *lp, int slot) {
+  const cn_task *t = slot >= 0 && slot < lp->tasks.nslots ? lp->tasks.slots[slot] : NULL;
+  return t != NULL && t->state != T_FREE && t->list == wake_list(lp);
+}
+
 int cn_wake_take(cn_loop *lp, int slot) {
   cn_task *t = cn_task_get(lp, slot);
   if (t == NULL || t->list != wake_list(lp)) return -1;

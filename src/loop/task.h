@@ -179,6 +179,7 @@ int cn_wake_pop(cn_loop *lp);                   /* next slot to resume this pass
 int cn_wake_count(const cn_loop *lp);           /* slots left to resume this pass */
 int cn_wake_nth(const cn_loop *lp, int k);      /* the k-th (from 0) of them, left there, or -1 */
 int cn_wake_take(cn_loop *lp, int slot);        /* takes slot from them: slot, or -1 if not there */
+int cn_wake_has(const cn_loop *lp, int slot);   /* whether slot is one of them */
 void cn_wake_requeue(cn_loop *lp);              /* unresumed wake list back in front */
 
 /* Timers */

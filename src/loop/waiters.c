@@ -456,6 +456,80 @@ void cn_fd_cache(lua_State *L, int obj, int fd) {
   lua_rawseti(L, obj, FD_KEY);
 }
 
+/* ---- waits whose object has no fd yet ---------------------------------------
+ * A short list (waiters.h, cn_fd_late_add), asked again after the resumes of
+ * every pass: what could give the object its fd (a sendto, a connect) runs
+ * in a task, in code between two steps, or in a waker, and each of those is
+ * followed by a pass. An entry names the wait (slot, wait index, wait id);
+ * one whose task has moved on is dropped at the next pass (no work when a
+ * wait ends). The objects are kept in the table r_late at the same position,
+ * for the bare waits, which keep their object nowhere the loop can reach. */
+struct cn_late { lua_Integer waitid; int slot, i; };
+
+void cn_fd_late_add(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
+  int n = lp->waiters.nlate;
+  obj = lua_absindex(L, obj);
+  if (n == lp->waiters.caplate) {
+    int cap = n ? n * 2 : 8;
+    struct cn_late *p = cn_mem_resize(&lp->mem, lp->waiters.late, (size_t)n * sizeof *p,
+                                      (size_t)cap * sizeof *p);
+    if (p == NULL) luaL_error(L, "cosock: out of memory");
+    lp->waiters.late = p;
+    lp->waiters.caplate = cap;
+  }
+  luaL_checkstack(L, 2, NULL);
+  cn_push_ref(L, lp->waiters.r_late);
+  lua_pushvalue(L, obj);
+  lua_rawseti(L, -2, n + 1);                   /* may raise: nothing listed yet */
+  lua_pop(L, 1);
+  lp->waiters.late[n].waitid = t->waitid;
+  lp->waiters.late[n].slot = t->slot;
+  lp->waiters.late[n].i = i;
+  lp->waiters.nlate = n + 1;
+}
+
+/* Takes entry k out, the last one moving into its place (the table entry
+ * too: a move between keys that exist allocates nothing). tab: r_late. */
+static void late_remove(lua_State *L, cn_loop *lp, int tab, int k) {
+  int last = --lp->waiters.nlate;
+  lp->waiters.late[k] = lp->waiters.late[last];
+  lua_rawgeti(L, tab, last + 1);
+  lua_rawseti(L, tab, k + 1);
+  lua_pushnil(L);
+  lua_rawseti(L, tab, last + 1);
+}
+
+void cn_fd_late_recheck(lua_State *L, cn_loop *lp) {
+  int k, tab;
+  luaL_checkstack(L, 4, NULL);
+  cn_push_ref(L, lp->waiters.r_late);
+  tab = lua_gettop(L);
+  /* From the end: an entry moved into place k was asked already. */
+  for (k = lp->waiters.nlate - 1; k >= 0; k--) {
+    struct cn_late e;
+    cn_task *t;
+    int obj;
+    if (k >= lp->waiters.nlate) continue;      /* (a getfd ended waits listed after k) */
+    e = lp->waiters.late[k];
+    t = cn_task_get(lp, e.slot);
+    lua_rawgeti(L, tab, k + 1);
+    obj = lua_gettop(L);
+    late_remove(L, lp, tab, k);                /* taken out first: a getfd that raises is not asked again */
+    if (t == NULL || t->waitid != e.waitid || t->state != T_PARKED || t->timed_out ||
+        e.i >= t->nwait || t->waits[e.i].fired || t->waits[e.i].fd >= 0 ||
+        t->waits[e.i].obj != lua_topointer(L, obj)) {
+      lua_settop(L, tab);                      /* the wait is over */
+      continue;
+    }
+    /* Still none: listed again (at the end, where room was just made). */
+    if (cn_park_find_fd(L, lp, t, e.i, obj) && (t = cn_task_get(lp, e.slot)) != NULL &&
+        t->waitid == e.waitid)
+      cn_fd_late_add(L, lp, t, e.i, obj);
+    lua_settop(L, tab);
+  }
+  lua_settop(L, tab - 1);
+}
+
 /* ---- life of the index ----------------------------------------------------- */
 
 static void free_arrays(cn_loop *lp) {
@@ -466,10 +540,14 @@ static void free_arrays(cn_loop *lp) {
     *a[i].p = NULL;
   }
   lp->waiters.nfd = lp->waiters.ndirty = lp->waiters.nwaitfds = 0;
+  cn_mem_free(&lp->mem, lp->waiters.late, (size_t)lp->waiters.caplate * sizeof *lp->waiters.late);
+  lp->waiters.late = NULL;
+  lp->waiters.nlate = lp->waiters.caplate = 0;
 }
 
-/* Pushes the two fresh tables (fdsets, inner), or raises. */
+/* Pushes the three fresh tables (late, fdsets, inner), or raises. */
 static void new_tables(lua_State *L) {
+  lua_newtable(L);                             /* late */
   lua_newtable(L);                             /* fdsets */
   lua_newtable(L);                             /* inner: weak values (see new_file) */
   lua_createtable(L, 0, 1);
@@ -484,9 +562,12 @@ int cn_waiters_init(lua_State *L, cn_loop *lp, const cn_backend *b) {
   lp->waiters.r_fdsets = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);
   lp->waiters.r_inner = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushboolean(L, 0);
+  lp->waiters.r_late = luaL_ref(L, LUA_REGISTRYINDEX);
   new_tables(L);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_inner);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_fdsets);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_late);
   return cn_poller_init(&lp->waiters.poller, b);
 }
 
@@ -497,7 +578,7 @@ int cn_waiters_reset(lua_State *L, cn_loop *lp) {
   if (cn_poller_init(&fresh, lp->waiters.backend0) != 0) {
     int err = errno;
     cn_poller_free(&fresh);
-    lua_pop(L, 2);
+    lua_pop(L, 3);
     errno = err;
     return -1;
   }
@@ -506,6 +587,7 @@ int cn_waiters_reset(lua_State *L, cn_loop *lp) {
   lp->waiters.poller = fresh;
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_inner);
   lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_fdsets);
+  lua_rawseti(L, LUA_REGISTRYINDEX, lp->waiters.r_late);
   return 0;
 }
 
@@ -514,6 +596,7 @@ void cn_waiters_free(lua_State *L, cn_loop *lp) {
   free_arrays(lp);
   cn_unref(L, &lp->waiters.r_fdsets);
   cn_unref(L, &lp->waiters.r_inner);
+  cn_unref(L, &lp->waiters.r_late);
 }
 
 /* ---- Lua functions -------------------------------------------------------- */

@@ -47,6 +47,22 @@ int cn_fd_read(lua_State *L, cn_loop *lp, int inner);
  * polled. */
 int cn_fd_watch(cn_loop *lp, int fd, int events);
 
+/* Waits on an object that has no fd yet (getfd() < 0: LuaSocket makes a
+ * udp socket's at its first sendto/setsockname/setpeername, a tcp one's at
+ * connect/bind). cosock hands the sockets to LuaSocket's select on every
+ * pass, which reads getfd() each time; the loop lists such waits instead and
+ * asks them again after each pass's resumes (cn_fd_late_recheck), so the
+ * waits whose fd is known cost no pass anything. Lists wait i of t (object
+ * at obj); raises on no memory (the wait is then rolled back). */
+void cn_fd_late_add(lua_State *L, cn_loop *lp, struct cn_task *t, int i, int obj);
+/* Asks every listed wait's object for its fd again: registers those that
+ * have one now, drops the waits that ended. May raise (getfd's error, the
+ * poller's refusal): that wait's task is then dropped, as when the error
+ * comes while it parks (cn_park_find_fd). */
+void cn_fd_late_recheck(lua_State *L, cn_loop *lp);
+/* How many waits are listed (the loop blocks rather than stall on them). */
+static inline int cn_fd_late(const cn_loop *lp) { return lp->waiters.nlate; }
+
 /* The fd the loop cached in the native wrapper at obj, or -1. */
 int cn_fd_cached(lua_State *L, int obj);
 /* Fills that cache (the wrapper at obj was registered on fd). */

@@ -43,6 +43,9 @@ function N.check_link(fname, opts, defaults)
         or ((k == "bandwidth" or k == "segment" or k == "sndbuf") and v <= 0)) then
       error(format("%s: link option '%s' out of range (got %s)", fname, k, tostring(v)), 3)
     end
+    if (k == "segment" or k == "sndbuf") and v % 1 ~= 0 then -- (byte counts)
+      error(format("%s: link option '%s' must be an integer (got %s)", fname, k, tostring(v)), 3)
+    end
     l[k] = v
   end
   return l
@@ -209,6 +212,32 @@ function N.transit(dir, l, n, ordered)
 end
 
 function N.draw() return draw() end
+
+--- port(p) -> p as a port number (an integer 0 to 65535, or a string of
+--- one), or nil: the sockets then fail as LuaSocket's lookup of a bad
+--- service does (a port of 1.5 or NaN is no port).
+function N.port(p)
+  local n = tonumber(p)
+  if n and n % 1 == 0 and n >= 0 and n <= 65535 then return n end
+  return nil
+end
+
+--- count(fname, n, v) -> the byte count v (a number >= 0; a fraction is
+--- cut, as LuaSocket casts it), or raises "bad argument #n to 'fname'".
+function N.count(fname, n, v)
+  if type(v) ~= "number" or v ~= v or v < 0 then
+    error(format("bad argument #%d to '%s' (byte count >= 0 expected, got %s)", n, fname,
+      type(v) ~= "number" and type(v) or v ~= v and "NaN" or tostring(v)), 3)
+  end
+  return N.whole(v)
+end
+
+--- whole(v) -> v >= 0 without its fraction (at most 2^53: math.huge and
+--- counts past what a string can hold wait for the end of the stream).
+function N.whole(v)
+  if v >= 2 ^ 53 then return 2 ^ 53 end
+  return v - v % 1
+end
 
 function N.ephemeral()
   local p = S.nextport

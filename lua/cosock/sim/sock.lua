@@ -8,7 +8,7 @@ local wrap = require "cosock.socket.wrap"
 local net = require "cosock.sim.net"
 
 local yield, monotime, luasocket_timeouts = core.yield, core.monotime, core.luasocket_timeouts
-local error, min = error, math.min
+local error, min, pairs, ipairs, type, getmetatable = error, math.min, pairs, ipairs, type, getmetatable
 
 local M = {}
 
@@ -72,6 +72,31 @@ function M.methods(ready)
   function m.setstats(self, r, s)
     self._received, self._sent = r, s
     return 1
+  end
+  return m
+end
+
+--- check_self(m, mt, what [, skip]): every public method of m (not
+--- "_"-prefixed, not class, not a name in the set skip) first checks that it was called on an object of metatable mt:
+--- a dot-call (sock.receive()) raises "bad self to 'receive' (<what>
+--- expected, got <type>)" instead of an index error inside. Run once per
+--- module, when it loads.
+function M.check_self(m, mt, what, skip)
+  local names = {}
+  for name, f in pairs(m) do
+    if type(f) == "function" and name:sub(1, 1) ~= "_" and name ~= "class" and not (skip and skip[name]) then
+      names[#names + 1] = name
+    end
+  end
+  for _, name in ipairs(names) do
+    local f = m[name]
+    m[name] = function(self, ...)
+      if getmetatable(self) ~= mt then
+        error(("bad self to '%s' (%s expected, got %s)"):format(name, what,
+          self == nil and "no value" or type(self)), 2)
+      end
+      return f(self, ...)
+    end
   end
   return m
 end

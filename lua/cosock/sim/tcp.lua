@@ -135,8 +135,11 @@ function m:connect(host, port)
   if st == "server" then return nil, "already connected" end
   local addr, err = net.resolve(host, 2)
   if not addr then return nil, err end
-  local p = tonumber(port)
-  if p == nil then error("bad argument #2 to 'connect' (number expected, got " .. type(port) .. ")", 2) end
+  if tonumber(port) == nil then
+    error("bad argument #2 to 'connect' (number expected, got " .. type(port) .. ")", 2)
+  end
+  local p = net.port(port)
+  if p == nil then return nil, "Name or service not known" end
   if st == "connecting" and (addr ~= self.paddr or p ~= self.pport) then
     return nil, "Operation already in progress"
   end
@@ -152,7 +155,8 @@ function m:bind(host, port)
   if self._st ~= "master" then return nil, "already bound" end -- (LuaSocket: EINVAL)
   local addr, err = net.resolve(host, 2)
   if not addr then return nil, err end
-  local p = tonumber(port) or 0
+  local p = port == nil and 0 or net.port(port)
+  if p == nil then return nil, "service not supported for socket type" end
   if p == 0 then p = net.ephemeral() end
   local key = addr .. ":" .. p
   local bound = net.state().bound
@@ -304,6 +308,9 @@ function m:receive(pattern, prefix)
         kind = "count"
       end
     end
+    -- (NaN or negative: LuaSocket's words; a fraction is cut, as it casts it)
+    if kind == "count" and not (want >= 0) then error("bad argument #1 to 'receive' (invalid receive pattern)", 2) end
+    if kind == "count" then want = net.whole(want) end
   end
   if prefix ~= nil and type(prefix) ~= "string" and type(prefix) ~= "number" then
     error("bad argument #2 to 'receive' (string expected, got " .. type(prefix) .. ")", 2)
@@ -400,4 +407,5 @@ function m._sim_tls(self, config)
   return require("cosock.sim.tls").wrap(self, config)
 end
 
+sock.check_self(m, mt, "simulated tcp socket")
 return m

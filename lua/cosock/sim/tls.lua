@@ -55,4 +55,5 @@ function t:getpeerchain() return nil end
 function t:getpeerverification() return true end
 function t.class() return "tls{}" end
 
+require("cosock.sim.sock").check_self(t, mt, "simulated tls socket", { wrap = true })
 return t

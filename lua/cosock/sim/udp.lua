@@ -29,7 +29,8 @@ end
 
 local function bind(self, addr, port)
   local s = net.state()
-  local p = tonumber(port) or 0
+  local p = port == nil and 0 or net.port(port)
+  if p == nil then return nil, "service not supported for socket type" end
   if p == 0 then p = net.ephemeral() end
   local key = addr .. ":" .. p
   if s.udp[key] then return nil, "address already in use" end
@@ -57,8 +58,10 @@ function m:setpeername(host, port)
   end
   local addr, err = net.resolve(host, 2)
   if not addr then return nil, err end
+  local p = net.port(port)
+  if p == nil then return nil, "Name or service not known" end
   if not self.lport then bind(self, net.state().address, 0) end
-  self.paddr, self.pport, self.class = addr, tonumber(port), "udp{connected}"
+  self.paddr, self.pport, self.class = addr, p, "udp{connected}"
   return 1
 end
 
@@ -116,7 +119,9 @@ end
 function m:sendto(dg, host, port)
   local addr, err = net.resolve(host, 2)
   if not addr then return nil, err end
-  return sendto(self, dg, addr, tonumber(port))
+  local p = net.port(port)
+  if p == nil then return nil, "Name or service not known" end
+  return sendto(self, dg, addr, p)
 end
 
 --- send(datagram): to the peer of a connected socket.
@@ -134,18 +139,22 @@ local function receive(self, size, what)
     if self._st == "closed" then return nil, "closed" end
   end
   local d = remove(self._queue, 1)
-  return d[1]:sub(1, tonumber(size) or DATAGRAMSIZE), d[2], d[3]
+  return d[1]:sub(1, size), d[2], d[3]
 end
 
 --- receive(size): one datagram (cut to size), or nil, "timeout" / "closed".
 function m:receive(size)
+  size = size == nil and DATAGRAMSIZE or net.count("receive", 1, tonumber(size) or size)
   local dg, err = receive(self, size, "receive")
   if dg then return dg end
   return nil, err
 end
 
 --- receivefrom(size): datagram, address, port; or nil, err.
-function m:receivefrom(size) return receive(self, size, "receivefrom") end
+function m:receivefrom(size)
+  size = size == nil and DATAGRAMSIZE or net.count("receivefrom", 1, tonumber(size) or size)
+  return receive(self, size, "receivefrom")
+end
 
 function m:dirty() return #self._queue > 0 end
 
@@ -161,4 +170,5 @@ function m:close()
   return 1
 end
 
+sock.check_self(m, mt, "simulated udp socket")
 return m
