@@ -152,7 +152,7 @@ int luaopen_cosock_core(lua_State *L) {
     {"get_thread_metadata", cn_get_thread_metadata},
     {"thread_states", cn_thread_states},
     {"handle_is_self", cn_handle_is_self},
-    {"current_task", cn_current_task}, {"yield", cn_yield},
+    {"current_task", cn_current_task},
     {"stats", l_stats},
     {"monotime", l_monotime},
     {"ossignal_open", cn_ossignal_open},

@@ -54,7 +54,7 @@ function R:receive()
     end
     local left = deadline and deadline - core.monotime()
     if left and left <= 0 then return nil, "timeout" end
-    local _, _, err = coroutine.yield({ self }, nil, left)
+    local _, _, err = core.yield({ self }, nil, left) -- (raises in a cancelled scope)
     if err == "timeout" and not self._closed then
       local late = self.inner_sock:read()      -- (came with the deadline)
       if late then return late end

@@ -13,7 +13,7 @@ local core = require "cosock.core"
 local op = require "cosock.op"
 
 local current_task, monotime, alive = core.current_task, core.monotime, core.task_alive
-local cancel_point = core.cancel_point
+local wait_end = core.wait_end
 local yield = coroutine.yield
 local type, error, pairs, setmetatable, getmetatable, tostring, floor =
   type, error, pairs, setmetatable, getmetatable, tostring, math.floor
@@ -171,10 +171,10 @@ function Sem:acquire(timeout)
       return nil, "timeout"
     end
     if self.untold and self.untold > 0 and (wait == nil or wait > RECHECK) then wait = RECHECK end
-    yield(recvt, nil, wait)
+    local _, _, err = yield(recvt, nil, wait)
     if w.granted then return true end
     w.left = true
-    cancel_point() -- a cancelled scope's task: leaves the line, raises
+    wait_end(err) -- (the end every wait has: timed out in a cancelled scope, it raises)
     w.left = nil
     sweep(self)
     if w.granted then return true end

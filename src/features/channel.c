@@ -38,7 +38,6 @@
 
 #include <lauxlib.h>
 
-#include "cancel.h"
 #include "channel.h"
 #include "lib/chan_line.h"
 #include "lib/clock.h"
@@ -595,7 +594,7 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
 /* After a wait in line: delivered (true), closed, timed out, or wait again. */
 static int send_k(lua_State *L, int status, lua_KContext ctx) {
   lua_Integer id = (lua_Integer)ctx;
-  int timed_out = lua_type(L, -1) == LUA_TSTRING; /* the loop's "timeout" */
+  int timed_out = cn_resumed_timeout(L, -1);
   int aux, type, r;
   chan_ref c;
   (void)status;
@@ -617,8 +616,7 @@ static int send_k(lua_State *L, int status, lua_KContext ctx) {
   }
   lua_settop(L, 6);
   if (c.ch->closed) return fail(L, "closed");
-  if (timed_out) cn_cancel_point(L, c.lp);     /* a scope's cancel ends a wait so */
-  if (timed_out) return fail(L, "timeout");
+  if (cn_wait_end(L, c.lp, timed_out)) return fail(L, "timeout");
   r = send_try(L, &c, 2);
   return r >= 0 ? r : send_wait(L, &c, 0);
 }
@@ -679,7 +677,7 @@ static int recv_wait(lua_State *L, const chan_ref *c, int first) {
 /* After a wait: a ticket still on the channel that is this wait's (ctx; it
  * timed out) is taken off; then the receive tries again. */
 static int recv_k(lua_State *L, int status, lua_KContext ctx) {
-  int timed_out = lua_type(L, -1) == LUA_TSTRING, r;
+  int timed_out = cn_resumed_timeout(L, -1), r;
   chan_ref c;
   (void)status;
   luaL_checkstack(L, 12, NULL);
@@ -688,8 +686,7 @@ static int recv_k(lua_State *L, int status, lua_KContext ctx) {
   if (ctx != 0 && c.ch->rx_wid == (lua_Integer)ctx) c.ch->rx_wid = 0;
   r = recv_try(L, &c);
   if (r >= 0) return r;
-  if (timed_out) cn_cancel_point(L, c.lp);     /* a scope's cancel ends a wait so */
-  if (timed_out) return fail(L, "timeout");
+  if (cn_wait_end(L, c.lp, timed_out)) return fail(L, "timeout");
   return recv_wait(L, &c, 0);
 }
 
@@ -1053,12 +1050,13 @@ static int park_all(lua_State *L, cn_loop *lp, cn_chan *const *cs, lua_Integer n
 }
 
 /* After the wait: its tickets still on the channels are taken off, the
- * scope's cancel point is passed, and the receives are tried again: NOMSG, 4
+ * wait ends (cn_wait_end), and the receives are tried again: NOMSG, 4
  * when none has anything. Stack 1 rx, 2 fast, 3 chans. */
 static int park_k(lua_State *L, int status, lua_KContext ctx) {
   cn_chan *const *cs;
   lua_Integer i, n;
   int r;
+  int timed_out = cn_resumed_timeout(L, -1);
   (void)status;
   luaL_checkstack(L, 12, NULL);
   lua_settop(L, 3);
@@ -1066,7 +1064,7 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
   n = (lua_Integer)lua_rawlen(L, 2);
   for (i = 0; i < n; i++)
     if (cs[i]->rx_wid == (lua_Integer)ctx) cs[i]->rx_wid = 0;
-  cn_cancel_point(L, cn_loop_get(L));          /* a cancelled scope's task raises here */
+  cn_wait_end(L, cn_loop_get(L), timed_out);
   r = try_each(L, 2, cs, n);
   if (r >= 0) return r;
   lua_pushlightuserdata(L, NOMSG);

@@ -57,7 +57,6 @@
 
 #include <ares.h>
 
-#include "cancel.h"
 #include "lib/clock.h"
 #include "hooks.h"
 #include "mem.h"
@@ -708,7 +707,7 @@ static int push_result(lua_State *L, cn_dnslook *b) {
 }
 
 static int timed_out(lua_State *L) {
-  cn_cancel_point(L, cn_loop_get(L));          /* a scope's cancel ends a wait so */
+  cn_wait_end(L, cn_loop_get(L), 1);
   lua_pushnil(L);
   lua_pushliteral(L, "timeout");
   return 2;

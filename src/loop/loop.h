@@ -63,6 +63,9 @@ typedef void (*cn_fd_watcher)(lua_State *L, struct cn_loop *lp, int fd, int even
  * getfd, for objects a feature knows the layout of (waiters.h,
  * cn_fd_set_reader): the fd, -1 for a closed socket, or CN_FD_UNKNOWN. */
 typedef int (*cn_fd_reader)(lua_State *L, struct cn_loop *lp, int inner);
+/* Delivers to a native waiter: wait i of task t is ready (park.c's
+ * cn_deliver, set by park when it opens: the fd index calls no file above it). */
+typedef void (*cn_fd_deliverer)(lua_State *L, struct cn_loop *lp, struct cn_task *t, int i);
 #define CN_FD_UNKNOWN (-2)
 
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
@@ -90,13 +93,14 @@ typedef struct cn_loop {
     int r_cos, r_handles, r_records; /* registry: the tasks' Lua values (task.c) */
     int nrecords;             /* records in r_records: none, none to look for */
     unsigned epoch;           /* bumped by reset: what a caller read before is gone */
+    int current;              /* slot run is resuming, -1 (written by run: cn_set_current) */
+    lua_State *current_co;    /* its coroutine while lua_resume runs, else NULL (the same) */
   } tasks;
 
-  /* run.c: whether run() is on the C stack, and which task it resumes. */
+  /* run.c: whether run() is on the C stack (which task it resumes is task.c's:
+   * tasks.current, set by run through cn_set_current). */
   struct {
     int running;
-    int current;              /* slot being resumed, -1 */
-    lua_State *current_co;    /* its coroutine while lua_resume runs, else NULL */
     unsigned pass;            /* passes so far (wraps; only compared for equality) */
     int r_hook;               /* registry: the stall hook */
     int r_errh;               /* registry: the error handler, or nil */
@@ -189,6 +193,7 @@ typedef struct cn_loop {
     int r_fdsets, r_inner;    /* registry: protocol objects per fd, socket per fd */
     cn_fd_watcher watcher;    /* gets the ready fds that C code watches */
     cn_fd_reader reader;      /* reads a known socket's fd (NULL: getfd() always) */
+    cn_fd_deliverer deliver;  /* a ready fd's native waiter (cn_fd_set_deliverer) */
   } waiters;
 
   /* fidelity.c: the switches that turn on departures from cosock 0.2.0 a

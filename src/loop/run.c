@@ -103,14 +103,14 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   int status, nres, top = lua_gettop(L), timed_out = t->timed_out, bare;
   int lists = !t->internal; /* an INTERNAL wait never got ready lists */
   cn_at(L, lp, CN_AT_TURN, t);                 /* its turn begins */
-  lp->run.current = slot;
+  cn_set_current(lp, slot);
   if (t->bare) lua_pushnil(L);
   else cn_task_push_record(L, lp, slot);       /* rec or nil */
   /* Clear its timer and take back its wakers before it runs. */
   cn_unpark(L, lp, t, 0, t->bare ? 0 : top + 1);
   t = cn_task_get(lp, slot);
   if (t == NULL) { /* a setwaker cancelled it */
-    lp->run.current = -1;
+    cn_set_current(lp, -1);
     cn_at(L, lp, CN_AT_DROPPED, NULL);
     lua_settop(L, top);
     return;
@@ -118,7 +118,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   if (!is_resumable(co)) {                     /* resumed behind the loop's back */
     cn_at(L, lp, CN_AT_DROPPED, NULL);
     lua_settop(L, top);
-    lp->run.current = -1;
+    cn_set_current(lp, -1);
     cn_task_free(L, lp, t);
     return;
   }
@@ -145,17 +145,17 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_pushnil(L);
     lua_xmove(L, co, 3);
   }
-  lp->run.current_co = co;
+  cn_set_current_co(lp, co);
   t->resumes++;
   cn_at(L, lp, CN_AT_RESUME, t);
   status = cn_resume(co, L, 3, &nres);         /* nres: values yielded or returned */
   cn_at(L, lp, CN_AT_RESUMED, NULL);
-  lp->run.current_co = NULL;
+  cn_set_current_co(lp, NULL);
   if (status != LUA_YIELD) cn_at(L, lp, CN_AT_ENDED, NULL); /* what follows is the loop's */
   bare = cn_prepark_taken(lp, slot);
   /* From here on an error belongs to the yield or to an object, not to a task
    * being resumed: recovery must not drop the task for it. */
-  lp->run.current = -1;
+  cn_set_current(lp, -1);
   t = cn_task_get(lp, slot);
   if (status == LUA_YIELD) {
     cn_park_begin(lp, slot);                   /* from here an error rolls the wait back */
@@ -296,7 +296,7 @@ static int finish_removed(lua_State *L) {
 static void recover(lua_State *L, cn_loop *lp) {
   int err = lua_gettop(L), removed[2], i;
   removed[0] = cn_parking_slot(lp);
-  removed[1] = lp->run.current != removed[0] ? lp->run.current : -1;
+  removed[1] = cn_current_slot(lp) != removed[0] ? cn_current_slot(lp) : -1;
   /* Their handles, taken before the tasks go (a stack in trouble may have
    * no room: then their joiners are not told). */
   for (i = 0; i < 2; i++) {
@@ -306,9 +306,9 @@ static void recover(lua_State *L, cn_loop *lp) {
       removed[i] = -1;
   }
   cn_rollback_park(L, lp);
-  if (lp->run.current >= 0) {
-    cn_task *t = cn_task_get(lp, lp->run.current);
-    lp->run.current = -1;
+  if (cn_current_slot(lp) >= 0) {
+    cn_task *t = cn_task_get(lp, cn_current_slot(lp));
+    cn_set_current(lp, -1);
     if (t) cn_task_free(L, lp, t);
   }
   cn_wake_requeue(lp);
@@ -378,8 +378,8 @@ static int protected_passes(lua_State *L, cn_loop *lp, lua_CFunction fn, int nar
   lua_insert(L, -1 - nargs);
   base = lua_gettop(L) - nargs - 1;
   lp->run.running = 1;
-  lp->run.current = -1;
-  lp->run.current_co = NULL;
+  cn_set_current(lp, -1);
+  cn_set_current_co(lp, NULL);
   cn_park_clear(lp);
   cn_at(L, lp, CN_AT_RUN_BEGIN, NULL);
   status = lua_pcall(L, nargs, nret, 0);
@@ -461,7 +461,7 @@ void cn_run_open(lua_State *L, cn_loop *lp) {
     {"run", cn_run}, {"set_stall_hook", l_set_stall_hook},
     {"set_error_handler", l_set_error_handler}, {NULL, NULL}
   };
-  lp->run.current = -1;
+  cn_set_current(lp, -1);
   lua_pushboolean(L, 0);                       /* registry slots (a nil would not take one) */
   lp->run.r_hook = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);

@@ -45,12 +45,6 @@ static inline int cn_woken_last_pass(const cn_loop *lp, const cn_task *t) {
 }
 /* Whether this pass resumed tasks (for the hooks at CN_AT_RESUMES_DONE). */
 static inline int cn_pass_ran(const cn_loop *lp) { return lp->run.ran; }
-/* The slot the loop is resuming, -1 when none. */
-static inline int cn_current_slot(const cn_loop *lp) { return lp->run.current; }
-/* The task whose own coroutine L is, while the loop resumes it; NULL in a
- * coroutine the task resumes itself, or outside the loop. */
-static inline cn_task *cn_own_task(cn_loop *lp, lua_State *L) {
-  return lp->run.current_co == L ? cn_task_get(lp, lp->run.current) : NULL;
-}
+/* (Which task the loop resumes: task.h, cn_current_slot and cn_own_task.) */
 
 #endif

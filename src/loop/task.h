@@ -119,6 +119,18 @@ static inline cn_task *cn_task_get(cn_loop *lp, int slot) {
   return t && t->state != T_FREE ? t : NULL;
 }
 
+/* Which task the loop is resuming. Written by run alone (cn_set_current,
+ * cn_set_current_co); asked by park and the features. */
+static inline void cn_set_current(cn_loop *lp, int slot) { lp->tasks.current = slot; }
+static inline void cn_set_current_co(cn_loop *lp, lua_State *co) { lp->tasks.current_co = co; }
+/* The slot the loop is resuming, -1 when none. */
+static inline int cn_current_slot(const cn_loop *lp) { return lp->tasks.current; }
+/* The task whose own coroutine L is, while the loop resumes it; NULL in a
+ * coroutine the task resumes itself, or outside the loop. */
+static inline cn_task *cn_own_task(cn_loop *lp, lua_State *L) {
+  return lp->tasks.current_co == L ? cn_task_get(lp, lp->tasks.current) : NULL;
+}
+
 static inline int cn_tasks_live(const cn_loop *lp) { return lp->tasks.live; }
 static inline int cn_tasks_ready(const cn_loop *lp) {
   return lp->tasks.lists[lp->tasks.ready].n;

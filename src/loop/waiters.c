@@ -24,7 +24,6 @@
 
 #include "hooks.h"
 #include "mem.h"
-#include "park.h"
 #include "task.h"
 #include "waiters.h"
 
@@ -234,7 +233,7 @@ static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
   if (lp->waiters.natslot[key] != 0) {
     cn_task *t = cn_task_get(lp, lp->waiters.natslot[key] - 1);
     others--;
-    if (t != NULL) cn_deliver(L, lp, t, lp->waiters.natwait[key]);
+    if (t != NULL) lp->waiters.deliver(L, lp, t, lp->waiters.natwait[key]);
   }
   if (others <= 0) return;
   top = lua_gettop(L);
@@ -380,6 +379,10 @@ static void fd_closing(lua_State *L, cn_loop *lp, int fd) {
  * c-ares, which must not be unwound by a Lua error. */
 void cn_fd_set_watcher(cn_loop *lp, cn_fd_watcher fn) {
   lp->waiters.watcher = fn;
+}
+
+void cn_fd_set_deliverer(cn_loop *lp, cn_fd_deliverer fn) {
+  lp->waiters.deliver = fn;
 }
 
 void cn_fd_set_reader(cn_loop *lp, cn_fd_reader fn) {
@@ -554,7 +557,7 @@ static int l_wake(lua_State *L) {
   if (t == NULL || t->waits[i].fired) return lua_pushboolean(L, 0), 1;
   if (t->waits[i].obj != lua_topointer(L, 1))
     return lua_pushboolean(L, 0), 1;           /* another wrapper on that fd */
-  cn_deliver(L, lp, t, i);
+  lp->waiters.deliver(L, lp, t, i);
   lua_pushboolean(L, 1);
   return 1;
 }

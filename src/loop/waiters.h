@@ -40,6 +40,8 @@ void cn_fd_set_watcher(cn_loop *lp, cn_fd_watcher fn);
  * loop (fn), which then calls no getfd() on them: a call and two lookups
  * saved on each close and each first wait of a wrapper. */
 void cn_fd_set_reader(cn_loop *lp, cn_fd_reader fn);
+/* Sets who is told that a native waiter's fd is ready (park.c, as it opens). */
+void cn_fd_set_deliverer(cn_loop *lp, cn_fd_deliverer fn);
 /* What the reader says of the object at inner (CN_FD_UNKNOWN without one). */
 int cn_fd_read(lua_State *L, cn_loop *lp, int inner);
 /* Watches fd for events (CN_READ | CN_WRITE), or ends the watch (0; before

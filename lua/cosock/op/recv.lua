@@ -15,7 +15,7 @@ local try_fn, NOMSG = core.channel_try_fn, core.channel_nomsg
 -- A perform parked in the channels by its first try (src/features/channel.c,
 -- try_first) is woken out of its place by another that needs the receiver.
 local unpark = core.channel_unpark
-local cancel_point = core.cancel_point
+local wait_end = core.wait_end
 local argerror, base, is_end = node.argerror, node.base, node.is_end
 local wake_set, enlist = wake.wake_set, wake.enlist
 
@@ -133,8 +133,8 @@ function M.solo_wait(nodes, recvt)
     if (hub ~= nil and hub.live > 0) or solos[rx].on or waiting(rx.link) then return false end
   end
   for i = 1, #recvt do recvt[i].on = true end
-  yield(recvt)
-  cancel_point() -- a cancelled scope's task raises here (cosock.scope)
+  local _, _, err = yield(recvt)
+  wait_end(err) -- (the end every wait has)
   return true
 end
 
