@@ -412,6 +412,20 @@ int cn_run(lua_State *L) {
   return protected_passes(L, lp, run_passes, 0, 0);
 }
 
+double cn_next_timeout(cn_loop *lp) {
+  double t = -1, next;
+  if (cn_tasks_ready(lp) > 0) return 0;
+  if (cn_tasks_live(lp) == 0) return -1;
+  if (cn_at_on(lp, CN_AT_TIMERS) || cn_at_on(lp, CN_AT_DELIVER)) return 0; /* due: deliver */
+  next = cn_timers_next(lp);
+  if (next >= 0) {
+    double now = cn_clock_now();
+    t = next > now ? next - now : 0;
+  }
+  if (cn_at_on(lp, CN_AT_TIMEOUT)) t = cn_hooks_timeout(lp, t);
+  return t;
+}
+
 int cn_run_step(lua_State *L, cn_loop *lp, double cap) {
   cn_refuse_busy(L, lp, "cosock.step", "step");
   lua_pushnumber(L, cap);

@@ -10,6 +10,10 @@ int cn_run(lua_State *L);
 /* One pass for cosock.step (step.c), waiting at most cap seconds (< 0: no
  * limit); pushes whether tasks remain. Raises as run raises, loop recovered. */
 int cn_run_step(lua_State *L, cn_loop *lp, double cap);
+/* Seconds until the loop needs a pass: 0 when something is ready, -1 when
+ * no deadline is armed (only an fd or code outside the loop can give it
+ * work) or nothing is left. For cosock.next_timeout and pollfd's timer. */
+double cn_next_timeout(cn_loop *lp);
 /* Adds set_stall_hook to the module table on top (the loop just below it). */
 void cn_run_open(lua_State *L, cn_loop *lp);
 void cn_run_free(lua_State *L, cn_loop *lp);
