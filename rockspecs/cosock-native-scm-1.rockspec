@@ -86,7 +86,7 @@ build = {
       sources = {
         "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/grid.c", "src/lib/poller.c",
         "src/lib/poller_select.c",
-        "src/lib/chan_line.c",
+        "src/lib/chan_line.c", "src/lib/ready_list.c",
         "src/compat/compat53.c", "src/compat/kcompat.c",
         "src/loop/mem.c", "src/loop/hooks.c", "src/loop/run.c", "src/loop/task.c",
         "src/loop/park.c", "src/loop/waiters.c", "src/loop/current_task.c",
@@ -112,7 +112,7 @@ build = {
           sources = {
             "src/lib/clock.c", "src/lib/timer_heap.c", "src/lib/grid.c", "src/lib/poller.c",
             "src/lib/poller_select.c",
-            "src/lib/chan_line.c",
+            "src/lib/chan_line.c", "src/lib/ready_list.c",
             "src/compat/compat53.c", "src/compat/kcompat.c",
             "src/loop/mem.c", "src/loop/hooks.c", "src/loop/run.c", "src/loop/task.c",
             "src/loop/park.c", "src/loop/waiters.c", "src/loop/current_task.c",

@@ -97,7 +97,7 @@ struct cn_resolver {
 };
 
 typedef struct cn_dnslook {
-  struct cn_dnslook *prev, *next;   /* loop->dns.done */
+  cn_rlink done;            /* in loop->dns.done */
   struct cn_dnslook *aprev, *anext; /* r->looks */
   dns_chan *chan;           /* its query's channel, while in flight */
   char *buf;                /* the answer: n strings one after the other */
@@ -106,7 +106,7 @@ typedef struct cn_dnslook {
   int status, syserr;       /* c-ares status; errno when the loop cancelled it */
   int slot;                 /* the task parked on it (bare wait), -1: waker protocol */
   lua_Integer waitid;
-  unsigned char op, state, listed, waker;
+  unsigned char op, state, waker;
   unsigned char want_port;  /* OP_ADDRINFO: a service was asked for: say the port */
   unsigned char in_flight;  /* c-ares has its query */
   unsigned char boxed;      /* its Lua object lives (the object's __gc clears it) */
@@ -124,25 +124,17 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task);
 
 /* (The hook is on at CN_AT_DELIVER while the list holds lookups.) */
 static void done_link(cn_loop *lp, cn_dnslook *b) {
-  if (b->listed) return;
-  if (lp->dns.done == NULL) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 1);
-  b->listed = 1;
-  b->next = NULL;
-  b->prev = lp->dns.done_tail;
-  if (b->prev) b->prev->next = b;
-  else lp->dns.done = b;
-  lp->dns.done_tail = b;
+  if (cn_rlist_push(&lp->dns.done, &b->done)) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 1);
 }
 
 static void done_unlink(cn_loop *lp, cn_dnslook *b) {
-  if (!b->listed) return;
-  b->listed = 0;
-  if (b->prev) b->prev->next = b->next;
-  else lp->dns.done = b->next;
-  if (b->next) b->next->prev = b->prev;
-  else lp->dns.done_tail = b->prev;
-  b->prev = b->next = NULL;
-  if (lp->dns.done == NULL) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 0);
+  if (cn_rlist_remove(&lp->dns.done, &b->done)) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 0);
+}
+
+/* The first lookup listed, or NULL. */
+static cn_dnslook *done_first(const cn_loop *lp) {
+  cn_rlink *l = cn_rlist_first(&lp->dns.done);
+  return l ? CN_RLIST_ITEM(l, cn_dnslook, done) : NULL;
 }
 
 /* ---- answers: strings copied out of c-ares -------------------------------- */
@@ -602,7 +594,7 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
   (void)point;
   (void)task;
   luaL_checkstack(L, 4, NULL);
-  while ((k = lp->dns.done) != NULL) {
+  while ((k = done_first(lp)) != NULL) {
     done_unlink(lp, k);
     if (k->slot >= 0) {
       cn_task *t = cn_task_get(lp, k->slot);
@@ -1016,8 +1008,9 @@ static int l_stats(lua_State *L) {
  * listed as done and then unlisted here, as their tasks are gone. */
 static void destroy_all(cn_loop *lp) {
   struct cn_resolver *r = lp->dns.r;
+  cn_dnslook *k;
   while (r->chans != NULL) chan_destroy(lp, r->chans);
-  while (lp->dns.done != NULL) done_unlink(lp, lp->dns.done);
+  while ((k = done_first(lp)) != NULL) done_unlink(lp, k);
 }
 
 /* reset(): every lookup in flight ends and its answer is dropped; the

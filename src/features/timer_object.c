@@ -49,9 +49,8 @@ typedef struct cn_tobj {
   unsigned char state;
   unsigned char has_timeout;
   unsigned char waker;      /* a waker is set (user value) and the timer anchored */
-  unsigned char in_due;     /* listed in loop->timers.due */
   unsigned char reserved;   /* holds a heap reservation (cn_xtimer_reserve) */
-  struct cn_tobj *prev, *next; /* the due list */
+  cn_rlink due;             /* in loop->timers.due */
 } cn_tobj;
 
 static const char *const state_names[] = { "?", "pending", "due", "handled", "cancelled" };
@@ -86,26 +85,19 @@ static void set_waker_flag(cn_loop *lp, cn_tobj *t, int on) {
 
 static const cn_hook tobj_hook;
 
+/* (The hook is on at CN_AT_TIMERS while the list holds timers.) */
 static void due_link(cn_loop *lp, cn_tobj *t) {
-  if (t->in_due) return;
-  if (lp->timers.due == NULL) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 1);
-  t->in_due = 1;
-  t->next = NULL;
-  t->prev = lp->timers.due_tail;
-  if (t->prev) t->prev->next = t;
-  else lp->timers.due = t;
-  lp->timers.due_tail = t;
+  if (cn_rlist_push(&lp->timers.due, &t->due)) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 1);
 }
 
 static void due_unlink(cn_loop *lp, cn_tobj *t) {
-  if (!t->in_due) return;
-  t->in_due = 0;
-  if (t->prev) t->prev->next = t->next;
-  else lp->timers.due = t->next;
-  if (t->next) t->next->prev = t->prev;
-  else lp->timers.due_tail = t->prev;
-  t->prev = t->next = NULL;
-  if (lp->timers.due == NULL) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 0);
+  if (cn_rlist_remove(&lp->timers.due, &t->due)) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 0);
+}
+
+/* The first timer listed, or NULL. */
+static cn_tobj *due_first(const cn_loop *lp) {
+  cn_rlink *l = cn_rlist_first(&lp->timers.due);
+  return l ? CN_RLIST_ITEM(l, cn_tobj, due) : NULL;
 }
 
 /* Called by cn_timers_run when the node is due (it is out of the heap). A
@@ -169,7 +161,7 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
   (void)point;
   (void)task;
   luaL_checkstack(L, 4, NULL);
-  while ((t = lp->timers.due) != NULL) {
+  while ((t = due_first(lp)) != NULL) {
     due_unlink(lp, t);
     cn_push_ref(L, lp->timers.r_anchor);
     lua_rawgetp(L, -1, t);                     /* anchor, timer */
@@ -443,13 +435,14 @@ static void tobj_reset(lua_State *L, cn_loop *lp) {
     lua_rawset(L, -4);                         /* (clearing a field during next is allowed) */
   }
   lua_pop(L, 1);
-  while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
+  while (due_first(lp) != NULL) due_unlink(lp, due_first(lp));
   lp->timers.gen++;
   lp->timers.nwaited = 0;
 }
 
 static void tobj_free(lua_State *L, cn_loop *lp) {
-  while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
+  cn_tobj *t;
+  while ((t = due_first(lp)) != NULL) due_unlink(lp, t);
   cn_unref(L, &lp->timers.r_anchor);
   cn_unref(L, &lp->timers.r_mt);
 }

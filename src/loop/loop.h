@@ -26,6 +26,7 @@
 #include "compat.h"
 
 #include "lib/poller.h"
+#include "lib/ready_list.h"
 #include "lib/timer_heap.h"
 #include "mem.h"
 
@@ -214,7 +215,7 @@ typedef struct cn_loop {
 
   /* timer_object.c: the timer objects of cosock.timer. */
   struct {
-    struct cn_tobj *due, *due_tail; /* came due with a waker set: to deliver */
+    cn_rlist due;             /* timers that came due with a waker set: to deliver */
     uint64_t gen;             /* bumped by reset: timers of older ones are dead */
     int nwaited;              /* pending timers with a waker set */
     int r_anchor;             /* registry: timer (light) -> timer, while a waker is set */
@@ -224,7 +225,7 @@ typedef struct cn_loop {
   /* resolver.c: the asynchronous resolver (c-ares), made on first use. */
   struct {
     struct cn_resolver *r;    /* NULL until the first lookup (always without c-ares) */
-    struct cn_dnslook *done, *done_tail; /* lookups that ended, for their tasks */
+    cn_rlist done;            /* lookups that ended, for their tasks */
     int nboxes;               /* lookups (their Lua objects) not yet collected */
     int r_mt;                 /* registry: the lookup objects' metatable */
   } dns;
