@@ -123,19 +123,10 @@ static const cn_hook dns_hook;
 static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task);
 
 /* (The hook is on at CN_AT_DELIVER while the list holds lookups.) */
-static void done_link(cn_loop *lp, cn_dnslook *b) {
-  if (cn_rlist_push(&lp->dns.done, &b->done)) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 1);
-}
-
-static void done_unlink(cn_loop *lp, cn_dnslook *b) {
-  if (cn_rlist_remove(&lp->dns.done, &b->done)) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 0);
-}
-
-/* The first lookup listed, or NULL. */
-static cn_dnslook *done_first(const cn_loop *lp) {
-  cn_rlink *l = cn_rlist_first(&lp->dns.done);
-  return l ? CN_RLIST_ITEM(l, cn_dnslook, done) : NULL;
-}
+#define done_link(lp, k) cn_hook_list_push(lp, &(lp)->dns.done, &(k)->done, &dns_hook, CN_AT_DELIVER)
+#define done_unlink(lp, k) \
+  cn_hook_list_remove(lp, &(lp)->dns.done, &(k)->done, &dns_hook, CN_AT_DELIVER)
+#define done_first(lp) CN_RLIST_HEAD(&(lp)->dns.done, cn_dnslook, done)
 
 /* ---- answers: strings copied out of c-ares -------------------------------- */
 

@@ -86,19 +86,10 @@ static void set_waker_flag(cn_loop *lp, cn_tobj *t, int on) {
 static const cn_hook tobj_hook;
 
 /* (The hook is on at CN_AT_TIMERS while the list holds timers.) */
-static void due_link(cn_loop *lp, cn_tobj *t) {
-  if (cn_rlist_push(&lp->timers.due, &t->due)) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 1);
-}
-
-static void due_unlink(cn_loop *lp, cn_tobj *t) {
-  if (cn_rlist_remove(&lp->timers.due, &t->due)) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 0);
-}
-
-/* The first timer listed, or NULL. */
-static cn_tobj *due_first(const cn_loop *lp) {
-  cn_rlink *l = cn_rlist_first(&lp->timers.due);
-  return l ? CN_RLIST_ITEM(l, cn_tobj, due) : NULL;
-}
+#define due_link(lp, t) cn_hook_list_push(lp, &(lp)->timers.due, &(t)->due, &tobj_hook, CN_AT_TIMERS)
+#define due_unlink(lp, t) \
+  cn_hook_list_remove(lp, &(lp)->timers.due, &(t)->due, &tobj_hook, CN_AT_TIMERS)
+#define due_first(lp) CN_RLIST_HEAD(&(lp)->timers.due, cn_tobj, due)
 
 /* Called by cn_timers_run when the node is due (it is out of the heap). A
  * node is queued at most a year ahead (the pollers take no longer waits), so

@@ -30,5 +30,8 @@ static inline int cn_rlist_empty(const cn_rlist *r) { return r->head == NULL; }
 
 /* The item of type `type` whose member `member` is the link l. */
 #define CN_RLIST_ITEM(l, type, member) ((type *)(void *)((char *)(l) - offsetof(type, member)))
+/* The first item of r (of that type, linked through member), or NULL. */
+#define CN_RLIST_HEAD(r, type, member) \
+  ((r)->head != NULL ? CN_RLIST_ITEM((r)->head, type, member) : (type *)NULL)
 
 #endif

@@ -120,6 +120,16 @@ typedef struct cn_hook {
 void cn_hook_add(lua_State *L, cn_loop *lp, const cn_hook *h);
 /* Turns the points in `points` (CN_AT(...) bits) on (on != 0) or off for h. */
 void cn_hook_set(cn_loop *lp, const cn_hook *h, unsigned points, int on);
+/* A feature's ready list (src/lib/ready_list.h) that keeps h's point on
+ * while it holds items: push and remove through these. */
+static inline void cn_hook_list_push(cn_loop *lp, cn_rlist *r, cn_rlink *l, const cn_hook *h,
+                                     int point) {
+  if (cn_rlist_push(r, l)) cn_hook_set(lp, h, CN_AT(point), 1);
+}
+static inline void cn_hook_list_remove(cn_loop *lp, cn_rlist *r, cn_rlink *l, const cn_hook *h,
+                                       int point) {
+  if (cn_rlist_remove(r, l)) cn_hook_set(lp, h, CN_AT(point), 0);
+}
 
 /* Whether some hook has point on (one bit of one word: the fast path). */
 static inline int cn_at_on(const cn_loop *lp, int point) {
