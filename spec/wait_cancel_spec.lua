@@ -138,7 +138,7 @@ local CASES = {
   },
   {
     kind = "op: a choice of receives",
-    covers = { "src/features/channel.c:park_k", "lua/cosock/op/perform.lua" },
+    covers = { "src/features/channel_op.c:park_k", "lua/cosock/op/perform.lua" },
     prepare = function()
       local _, rx1 = cosock.channel.new()
       local _, rx2 = cosock.channel.new()

@@ -94,7 +94,11 @@ static int l_monotime(lua_State *L) {
   return 1;
 }
 
-static void open_channel(lua_State *L, cn_loop *lp) { (void)lp; cn_channel_open(L); }
+static void open_channel(lua_State *L, cn_loop *lp) {
+  (void)lp;
+  cn_channel_open(L);
+  cn_channel_op_open(L);
+}
 static void open_socket(lua_State *L, cn_loop *lp) { cn_wrapper_open(L, lp); }
 static void open_signal(lua_State *L, cn_loop *lp) {
   (void)lp;

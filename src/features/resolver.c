@@ -30,8 +30,11 @@
  *
  * Channels: the current one takes new lookups. Setting servers or options
  * retires it (it is destroyed as soon as no query is left on it) and the
- * next lookup makes a new one; so a change never cuts a lookup short. */
-#define _GNU_SOURCE /* hstrerror, EAI_NODATA, EAI_ADDRFAMILY */
+ * next lookup makes a new one; so a change never cuts a lookup short.
+ *
+ * A lookup's answer, copied out of c-ares and given to Lua in LuaSocket's
+ * values and words, is dns_answer.c's job. */
+#define _GNU_SOURCE /* inet_aton */
 #include "config.h"
 
 #include <errno.h>
@@ -57,6 +60,7 @@
 
 #include <ares.h>
 
+#include "dns_answer.h"
 #include "lib/clock.h"
 #include "hooks.h"
 #include "mem.h"
@@ -64,11 +68,6 @@
 #include "run.h"
 #include "task.h"
 #include "waiters.h"
-
-/* What a lookup asks. */
-enum { OP_ADDRINFO = 1, OP_HOST, OP_NAMEINFO };
-/* A lookup's state. */
-enum { B_PENDING = 0, B_DONE };
 
 typedef struct dns_chan {
   cn_xtimer x;              /* first: the heap hands this pointer back */
@@ -96,23 +95,6 @@ struct cn_resolver {
   int r_anchor;             /* registry: lookup (light) -> its object, while a waker is set */
 };
 
-typedef struct cn_dnslook {
-  cn_rlink done;            /* in loop->dns.done */
-  struct cn_dnslook *aprev, *anext; /* r->looks */
-  dns_chan *chan;           /* its query's channel, while in flight */
-  char *buf;                /* the answer: n strings one after the other */
-  size_t size;
-  int n, nalias;            /* strings; OP_HOST: how many are aliases */
-  int status, syserr;       /* c-ares status; errno when the loop cancelled it */
-  int slot;                 /* the task parked on it (bare wait), -1: waker protocol */
-  lua_Integer waitid;
-  unsigned char op, state, waker;
-  unsigned char want_port;  /* OP_ADDRINFO: a service was asked for: say the port */
-  unsigned char in_flight;  /* c-ares has its query */
-  unsigned char boxed;      /* its Lua object lives (the object's __gc clears it) */
-  unsigned char gave_up;    /* its wait ended without it: the answer is dropped */
-} cn_dnslook;
-
 /* A lookup's Lua object: a userdata with the lookup's address, and its waker
  * as user value while one is set. */
 typedef struct dns_box { cn_dnslook *look; } dns_box;
@@ -127,28 +109,6 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task);
 #define done_unlink(lp, k) \
   cn_hook_list_remove(lp, &(lp)->dns.done, &(k)->done, &dns_hook, CN_AT_DELIVER)
 #define done_first(lp) CN_RLIST_HEAD(&(lp)->dns.done, cn_dnslook, done)
-
-/* ---- answers: strings copied out of c-ares -------------------------------- */
-
-/* Copies the n strings into b (one block from the loop's allocator). No Lua:
- * runs inside c-ares. A failure makes the lookup fail with ENOMEM. */
-static void keep_strings(cn_loop *lp, cn_dnslook *b, const char *const *s, int n) {
-  size_t size = 0, len;
-  int i;
-  char *p;
-  for (i = 0; i < n; i++) size += strlen(s[i]) + 1;
-  b->buf = size ? cn_mem_resize(&lp->mem, NULL, 0, size) : NULL;
-  if (size && b->buf == NULL) {
-    b->status = ARES_ENOMEM;
-    return;
-  }
-  b->size = size;
-  b->n = n;
-  for (i = 0, p = b->buf; i < n; i++, p += len + 1) {
-    len = strlen(s[i]);
-    memcpy(p, s[i], len + 1);
-  }
-}
 
 /* Frees the lookup k. No Lua. */
 static void look_free(cn_loop *lp, cn_dnslook *k) {
@@ -179,7 +139,7 @@ static void query_end(cn_dnslook *k, int status, const char *const *s, int n, in
     k->state = B_DONE;
     k->status = status;
     if (status == ARES_ECANCELLED && c->failed) k->syserr = c->failed;
-    if (status == ARES_SUCCESS) keep_strings(lp, k, s, n);
+    if (status == ARES_SUCCESS) cn_dns_keep_strings(lp, k, s, n);
     k->nalias = nalias;
     done_link(lp, k);
   }
@@ -253,47 +213,6 @@ static void nameinfo_cb(void *arg, int status, int timeouts, char *node, char *s
   s[0] = node ? node : "";
   s[1] = service ? service : "";
   query_end(q, status, s, 2, 0);
-}
-
-/* ---- errors as LuaSocket words them ----------------------------------------
- * LuaSocket's toip/tohostname report the system resolver's h_errno, its
- * getaddrinfo and connect the EAI_* code, through its own strings where it
- * has them (socket_hoststrerror, socket_gaistrerror) and the system's
- * otherwise. c-ares's status is mapped to what glibc's resolver sets for the
- * same answer: NXDOMAIN is "not found", no address of that kind is NO_DATA /
- * EAI_NODATA, a server that fails or does not answer is "try again", a
- * refusal or an answer that cannot be read is "no recovery". */
-
-static const char *gai_text(const cn_dnslook *b) {
-  switch (b->status) {
-    case ARES_ENOTFOUND: case ARES_EBADNAME: case ARES_ENONAME:
-      return "host or service not provided, or not known";
-    case ARES_ENODATA: return gai_strerror(EAI_NODATA);
-    case ARES_ETIMEOUT: case ARES_ECONNREFUSED: case ARES_ESERVFAIL:
-      return "temporary failure in name resolution";
-    case ARES_ENOMEM: return "memory allocation failure";
-    case ARES_ESERVICE: return "service not supported for socket type";
-    case ARES_EBADFAMILY: return gai_strerror(EAI_ADDRFAMILY); /* a literal of the other family */
-    case ARES_ECANCELLED:
-      if (b->syserr == ENOMEM) return "memory allocation failure";
-      if (b->syserr) return strerror(b->syserr);
-    /* fall through */
-    default: return "non-recoverable failure in name resolution";
-  }
-}
-
-static const char *host_text(const cn_dnslook *b) {
-  switch (b->status) {
-    case ARES_ENOTFOUND: case ARES_EBADNAME: case ARES_ENONAME: return "host not found";
-    case ARES_ENODATA: return hstrerror(NO_DATA);
-    case ARES_ETIMEOUT: case ARES_ECONNREFUSED: case ARES_ESERVFAIL: return hstrerror(TRY_AGAIN);
-    case ARES_ENOMEM: return "memory allocation failure";
-    case ARES_ECANCELLED:
-      if (b->syserr == ENOMEM) return "memory allocation failure";
-      if (b->syserr) return strerror(b->syserr);
-    /* fall through */
-    default: return hstrerror(NO_RECOVERY);
-  }
 }
 
 /* ---- the resolver's fds and channels -------------------------------------- */
@@ -629,66 +548,6 @@ static cn_dnslook *new_lookup(lua_State *L, cn_loop *lp, dns_chan *c, int op) {
   return k;
 }
 
-/* ---- results ---------------------------------------------------------------- */
-
-static const char *next_string(const char *p) { return p + strlen(p) + 1; }
-
-/* Pushes what the lookup b returns (its answer stays until the lookup is
- * freed). */
-static int push_result(lua_State *L, cn_dnslook *b) {
-  const char *p = b->buf;
-  int i;
-  luaL_checkstack(L, 6, NULL);
-  if (b->status != ARES_SUCCESS) {
-    lua_pushnil(L);
-    lua_pushstring(L, b->op == OP_HOST ? host_text(b) : gai_text(b));
-    return 2;
-  }
-  switch (b->op) {
-    case OP_ADDRINFO:                          /* {{family=, addr=, port=}, ...} */
-      lua_createtable(L, b->n / 3, 0);
-      for (i = 0; i < b->n / 3; i++) {
-        lua_createtable(L, 0, 3);
-        lua_pushstring(L, p);
-        lua_setfield(L, -2, "family");
-        p = next_string(p);
-        lua_pushstring(L, p);
-        lua_setfield(L, -2, "addr");
-        p = next_string(p);
-        if (b->want_port) {
-          lua_pushinteger(L, (lua_Integer)strtol(p, NULL, 10));
-          lua_setfield(L, -2, "port");
-        }
-        p = next_string(p);
-        lua_rawseti(L, -2, i + 1);
-      }
-      return 1;
-    case OP_HOST:                              /* name, {name=, alias={}, ip={}} */
-      lua_pushstring(L, p);
-      lua_createtable(L, 0, 3);
-      lua_pushstring(L, p);
-      lua_setfield(L, -2, "name");
-      p = next_string(p);
-      lua_createtable(L, b->nalias, 0);
-      for (i = 0; i < b->nalias; i++, p = next_string(p)) {
-        lua_pushstring(L, p);
-        lua_rawseti(L, -2, i + 1);
-      }
-      lua_setfield(L, -2, "alias");
-      lua_createtable(L, b->n - 1 - b->nalias, 0);
-      for (i = 0; i < b->n - 1 - b->nalias; i++, p = next_string(p)) {
-        lua_pushstring(L, p);
-        lua_rawseti(L, -2, i + 1);
-      }
-      lua_setfield(L, -2, "ip");
-      return 2;
-    default:                                   /* node, service */
-      lua_pushstring(L, p);
-      lua_pushstring(L, next_string(p));
-      return 2;
-  }
-}
-
 static int timed_out(lua_State *L) {
   cn_wait_end(L, cn_loop_get(L), 1);
   lua_pushnil(L);
@@ -721,7 +580,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   if (b->state == B_DONE) {
     done_unlink(lp, b);
-    return push_result(L, b);
+    return cn_dns_push_result(L, b);
   }
   if (b->slot >= 0 || (n >= 3 && lua_type(L, box + 3) == LUA_TSTRING)) {
     give_up(b);
@@ -741,7 +600,7 @@ static int await(lua_State *L, cn_loop *lp, int box) {
   lua_Integer wid;
   if (b->state == B_DONE) {
     done_unlink(lp, b);
-    return push_result(L, b);
+    return cn_dns_push_result(L, b);
   }
   if (has_timeout && timeout <= 0) {           /* may not wait */
     give_up(b);
@@ -800,43 +659,6 @@ static int family_of(lua_State *L, int idx) {
   return values[luaL_checkoption(L, idx, "unspec", names)];
 }
 
-/* True for the usual IPv4 form, four decimal parts of 0-255 without leading
- * zeros ("127.0.0.1"): every connect to a numeric host asks, and this costs
- * a tenth of inet_aton. Anything else is left to inet_aton's forms. */
-static int dotted_quad(const char *s) {
-  int part, digits, parts = 0;
-  for (;;) {
-    part = digits = 0;
-    while (*s >= '0' && *s <= '9') {
-      if (digits > 0 && part == 0) return 0;   /* a leading zero (octal for inet_aton) */
-      part = part * 10 + (*s++ - '0');
-      if (++digits > 3) return 0;
-    }
-    if (digits == 0 || part > 255) return 0;
-    if (++parts == 4) return *s == '\0';
-    if (*s++ != '.') return 0;
-  }
-}
-
-/* A numeric address as glibc's getaddrinfo takes one: IPv4 in inet_aton's
- * forms (no trailing text), IPv6 with an optional %scope. 4 or 6, 0 if not. */
-static int numeric_family(const char *s) {
-  struct in_addr a4;
-  struct in6_addr a6;
-  char buf[INET6_ADDRSTRLEN + 1];
-  const char *pct;
-  if (dotted_quad(s)) return 4;
-  if (inet_aton(s, &a4) && strpbrk(s, " \t\n\v\f\r") == NULL) return 4;
-  if (inet_pton(AF_INET6, s, &a6) == 1) return 6;
-  pct = strchr(s, '%');
-  if (pct != NULL && (size_t)(pct - s) < sizeof buf) {
-    memcpy(buf, s, (size_t)(pct - s));
-    buf[pct - s] = '\0';
-    if (inet_pton(AF_INET6, buf, &a6) == 1) return 6;
-  }
-  return 0;
-}
-
 /* ---- Lua functions ------------------------------------------------------------ */
 
 /* dns_getaddrinfo(host, family, timeout [, service]) -> {{family=, addr=
@@ -857,7 +679,7 @@ static int l_getaddrinfo(lua_State *L) {
   lua_pushvalue(L, 3);                         /* 5: timeout */
   box = begin(L, lp, OP_ADDRINFO, &c, &q);     /* 6 */
   q->want_port = serv != NULL;
-  numeric = numeric_family(host);
+  numeric = cn_dns_numeric_family(host);
   /* A literal of the other family, or nothing: glibc answers at once. */
   if ((numeric == 4 && family == AF_INET6) || (numeric == 6 && family == AF_INET))
     return fail_now(L, lp, box, ARES_EBADFAMILY);
@@ -887,7 +709,7 @@ static int l_gethost(lua_State *L) {
   box = begin(L, lp, OP_HOST, &c, &q);         /* 4 */
   if (inet_aton(host, &a4)) {
     ares_gethostbyaddr(c->ch, &a4, sizeof a4, AF_INET, host_cb, q);
-  } else if (*host == '\0' || numeric_family(host) == 6) {
+  } else if (*host == '\0' || cn_dns_numeric_family(host) == 6) {
     return fail_now(L, lp, box, ARES_ENOTFOUND); /* no IPv4 name there */
   } else {
     ares_gethostbyname(c->ch, host, AF_INET, host_cb, q);
@@ -965,7 +787,7 @@ static int l_config(lua_State *L) {
 /* dns_numeric(s) -> 4, 6 or false: whether s is a numeric address, which
  * LuaSocket takes without any lookup (the wrappers' fast path). */
 static int l_numeric(lua_State *L) {
-  int f = lua_type(L, 1) == LUA_TSTRING ? numeric_family(lua_tostring(L, 1)) : 0;
+  int f = lua_type(L, 1) == LUA_TSTRING ? cn_dns_numeric_family(lua_tostring(L, 1)) : 0;
   if (f) lua_pushinteger(L, f);
   else lua_pushboolean(L, 0);
   return 1;
