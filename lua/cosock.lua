@@ -117,7 +117,7 @@ require("cosock.lazy")(m, {
 local alwaysprint = print
 core.set_stall_hook(function() require("cosock.dump")(alwaysprint) end)
 -- Where cosock's own Lua code is (this file and lua/cosock/...): the
--- watchdog's "error" action waits until a task has left it (src/watchdog.c).
+-- watchdog's "error" action waits until a task has left it (src/features/watchdog.c).
 core.watchdog_library((debug.getinfo(1, "S").source:gsub("%.lua$", "")))
 
 return m

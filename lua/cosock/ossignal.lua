@@ -15,7 +15,7 @@
 ---                        the waker protocol of cosock's sockets, so a receiver
 ---                        goes in cosock.socket.select and cosock.op.readable.
 ---
---- A signalfd per receiver (src/ossignal.c): the signals are blocked before it
+--- A signalfd per receiver (src/features/ossignal.c): the signals are blocked before it
 --- is made, so none is lost or acted on in between. doc/service.md.
 
 local core = require "cosock.core"

@@ -1,6 +1,6 @@
 --- cosock.timer: timers for cosock tasks, in two families (doc/timers.md).
 ---
---- Timer objects, as the SmartThings hub's cosock has them (C: src/timer_object.c):
+--- Timer objects, as the SmartThings hub's cosock has them (C: src/features/timer_object.c):
 ---   create_oneshot(delay), create_interval(interval) -> timer
 ---   timer:handled(), timer:cancel(), timer:wait(), timer:settimeout(t),
 ---   timer:setwaker("recvr", fn): select sees a timer readable once it is due,

@@ -210,7 +210,7 @@ static cn_line_entry *line_first(lua_State *L, const chan_ref *c) {
  * are dropped (after a second call: a transient error must not cost the
  * sender its wake): the message has moved (a receive has it, or it is queued),
  * and a loop's waker that raised has woken its task all the same
- * (src/park.c); raising would take the message from the receive. */
+ * (src/loop/park.c); raising would take the message from the receive. */
 static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
   int aux;
   if (e->slot >= 0) {

@@ -10,7 +10,7 @@ local wake = require "cosock.op.wake"
 local type, error, pcall, setmetatable = type, error, pcall, setmetatable
 local yield = coroutine.yield
 -- recv(rx) holds rx's bound try (node.b): a receive that never waits and
--- returns NOMSG when there is nothing to take (src/channel.c).
+-- returns NOMSG when there is nothing to take (src/features/channel.c).
 local try_fn, NOMSG = core.channel_try_fn, core.channel_nomsg
 -- A perform parked in the channels by its first try (src/features/channel.c,
 -- try_first) is woken out of its place by another that needs the receiver.
@@ -69,7 +69,7 @@ local function clear(list)
 end
 
 local function hub_fire(hub)
-  -- Should this raise, the channel gives the waker back (src/channel.c):
+  -- Should this raise, the channel gives the waker back (src/features/channel.c):
   -- the hub stays armed for the performs not woken yet.
   wake_set(hub, hub.set, hub.list)
   clear(hub.list)
