@@ -1,5 +1,5 @@
-/* predicate: the predicate waits of cosock.when (schedlua's waitForPredicate,
- * seeds/000), evaluated by the loop. Owns loop->preds.
+/* predicate: the predicate waits of cosock.when (after schedlua's
+ * waitForPredicate), evaluated by the loop. Owns loop->preds.
  *
  * when.wait(pred) calls pred at once; while it is false the task parks with
  * no fd (cn_prepark: only this file's wake or its timeout ends the wait) and

@@ -6,7 +6,7 @@
  * functions of its header (task.h, park.h, waiters.h, run.h, ...). The
  * cheap questions are static inline there, so asking costs nothing.
  *
- * The spec's globals (seeds/001) map to this state as follows:
+ * cosock 0.2.0's globals (its cosock.lua) map to this state as follows:
  *   threads            tasks.slots (C) + the tasks table (slot -> record, Lua)
  *   threadnames        record[R_NAME]
  *   threadswaitingfor  task->waits (C) + record[R_WAIT + i] (the objects)
@@ -102,6 +102,7 @@ typedef struct cn_loop {
    * tasks.current, set by run through cn_set_current). */
   struct {
     int running;
+    double step_cap;          /* the limit of the step being run (PASS_STEP), seconds */
     unsigned pass;            /* passes so far (wraps; only compared for equality) */
     int r_hook;               /* registry: the stall hook */
     int r_errh;               /* registry: the error handler, or nil */

@@ -307,7 +307,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
 /* True when a parked task waits on a closed socket. cosock hands such a
  * socket to LuaSocket's select, which skips it and, with no other socket
  * and no timeout, blocks for ever: that is what the loop does then instead
- * of raising the stall error (run's step 11). Called only when the loop
+ * of raising the stall error (run.c's check_stall). Called only when the loop
  * would stall, so the walk over the tasks costs no pass anything. */
 int cn_waits_closed(cn_loop *lp) {
   int s, i;

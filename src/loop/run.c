@@ -1,9 +1,11 @@
-/* run: cosock.run, one pass after another, in the order of the spec's
- * outline (seeds/001, "Run Loop"): drain the ready list and resume each task,
- * stop when nothing is alive and nothing is ready, run due timers, poll (with
- * timeout 0 when something is ready), and _wake the objects whose fds are
- * ready. All counts are kept as they change, so a pass never visits parked
- * tasks that nothing woke. */
+/* run: cosock.run, one pass after another (one_pass, the only place a pass
+ * happens), and cosock.step's single pass. A pass: resume what was ready
+ * when it began (what they wake runs next pass), stop when nothing is alive
+ * and nothing is ready, run the due timers, then wait in the poll for an fd
+ * or the next deadline (not at all when something is ready) and wake what
+ * waits on the ready fds. All counts are kept as they change, so a pass
+ * never visits parked tasks that nothing woke. A task's end (its results,
+ * its error and the error handler) is here too. */
 #include "config.h"
 
 #include <errno.h>
@@ -94,7 +96,9 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   lua_settop(L, base);
 }
 
-/* Steps 4.1.1 - 4.1.5 of the outline for one ready task. Stack: top + 1 is
+/* Resumes one ready task: takes it out of its wait (timer, fds, wakers),
+ * resumes it with what its wait gave, then parks what it yielded or ends it.
+ * Stack: top + 1 is
  * its record (nil when it has none: a new task, or one that only ever waited
  * bare), then what it yields. */
 static void resume_one(lua_State *L, cn_loop *lp, int slot) {
@@ -181,7 +185,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lua_settop(L, top);
 }
 
-/* Step 11: every live task waits on something that cannot wake it. */
+/* Every live task waits on something that cannot wake it. */
 static int stall(lua_State *L, cn_loop *lp) {
   cn_push_ref(L, lp->run.r_hook);
   if (lua_isfunction(L, -1)) lua_call(L, 0, 0);
@@ -207,85 +211,123 @@ static void let_hooks_run(lua_State *L, cn_loop *lp) {
   lua_call(L, 0, 0);
 }
 
-/* One pass of the loop. Returns 0 when nothing is left, 1 otherwise. cap
- * bounds the wait (< 0: none); a stepping pass (cosock.step) waits at most
- * cap and, where run raises the stall, waits cap when it has one: code
- * outside the loop may wake the tasks after the step. Inlined into each
- * caller (forced where the compiler allows), so that run's pass, with
- * constant arguments, costs what it cost before step existed. */
+/* The pass, as its phases. Each is inlined into one_pass (forced where the
+ * compiler allows), and one_pass into each caller with a constant mode, so
+ * that run's pass costs what one function written out would cost. */
 #if defined(__GNUC__)
 #define PASS_INLINE inline __attribute__((always_inline))
 #else
 #define PASS_INLINE inline
 #endif
-static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepping) {
-  double timeout, now = 0, next;
-  int slot, ran = cn_tasks_ready(lp) > 0;
-  let_hooks_run(L, lp);
-  /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
-  lp->run.pass++;
-  lp->run.passes++;
-  lp->run.ran = ran;
+
+/* How a pass may wait. */
+typedef enum pass_mode {
+  PASS_RUN,    /* cosock.run (and a step without a limit): waits as long as the
+                * work needs, and raises the stall where nothing can wake a task */
+  PASS_STEP    /* cosock.step with a limit (lp->run.step_cap): waits at most that
+                * long and never stalls: code outside the loop may wake the tasks */
+} pass_mode;
+
+/* Resumes what was ready when the pass began; what they wake runs next
+ * pass. Then the hooks that act once the resumes are done (predicates). */
+static PASS_INLINE void resume_ready(lua_State *L, cn_loop *lp) {
+  int slot;
   cn_lists_swap(lp);
   while ((slot = cn_at_on(lp, CN_AT_ORDER) ? cn_hooks_next_ready(L, lp) : cn_wake_pop(lp)) >= 0)
     resume_one(L, lp, slot);
-  cn_at(L, lp, CN_AT_RESUMES_DONE, NULL);     /* (cosock.when evaluates its predicates) */
-  /* Steps 5-7, with counts instead of a scan of every thread. */
-  if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) {
-    cn_fd_apply(lp);
-    return 0;
-  }
-  /* Step 8: interest is kept per fd; only drop what ended this pass. */
-  cn_fd_apply(lp);
-  /* Steps 9-10 (no armed timer: no clock to read). */
-  next = -1;
+  cn_at(L, lp, CN_AT_RESUMES_DONE, NULL);
+}
+
+/* Runs the due timers (none armed: no clock to read) and the deliveries
+ * they started. Returns the next deadline (-1: none); *now: the clock read. */
+static PASS_INLINE double run_timers(lua_State *L, cn_loop *lp, double *now) {
+  double next = -1;
   if (cn_timers_armed(lp) > 0) {
-    now = cn_clock_now();
+    *now = cn_clock_now();
     /* cn_timers_run stops after a feature's timer came due, so that what
      * it wakes is woken in deadline order among the tasks' timers. */
-    while ((next = cn_timers_run(lp, now)), cn_at_on(lp, CN_AT_TIMERS))
+    while ((next = cn_timers_run(lp, *now)), cn_at_on(lp, CN_AT_TIMERS))
       cn_at_call(L, lp, CN_AT_TIMERS, NULL);
   }
   cn_at(L, lp, CN_AT_DELIVER, NULL);           /* (lookups the resolver's timers ended) */
+  return next;
+}
+
+/* How long the poll may wait (-1: no limit): not at all when a task is
+ * ready, else until the next deadline, as the hooks cap it (predicates) and,
+ * stepping, at most the step's limit. */
+static PASS_INLINE double poll_timeout(const cn_loop *lp, pass_mode mode, double next, double now) {
+  double timeout;
   if (cn_tasks_ready(lp) > 0) timeout = 0;
   else if (next >= 0) timeout = next > now ? next - now : 0;
-  else timeout = -1;                         /* (deadlines are capped when armed) */
-  if (cn_at_on(lp, CN_AT_TIMEOUT)) timeout = cn_hooks_timeout(lp, timeout);
-  if (stepping && cap >= 0 && (timeout < 0 || timeout > cap)) timeout = cap;
-  /* Step 11 (unless a feature may still wake a task: a timer object with a
-   * waker, predicates not yet evaluated idle). */
-  if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
-      (!stepping || cap < 0) && !cn_hooks_hold(lp) && !cn_waits_closed(lp))
-    stall(L, lp);   /* (a step with a limit sleeps it: see step.c; on a closed socket: block, as cosock does) */
-  /* Steps 12-15. */
-  if (timeout == 0 && cn_fd_polled(lp) == 0) return 1; /* nothing to poll, no wait */
-  if (cn_at_on(lp, CN_AT_SLEEP)) {            /* (cosock.sim: virtual time, no poll) */
+  else timeout = -1;                           /* (deadlines are capped when armed) */
+  if (cn_at_on(lp, CN_AT_TIMEOUT)) timeout = cn_hooks_timeout((cn_loop *)lp, timeout);
+  if (mode == PASS_STEP && (timeout < 0 || timeout > lp->run.step_cap)) timeout = lp->run.step_cap;
+  return timeout;
+}
+
+/* Raises the stall when every live task waits on something nothing can
+ * wake: no task ready, no fd polled, no task timer, no hook that may still
+ * wake one (a timer object with a waker, predicates not yet evaluated idle),
+ * no closed socket (there cosock blocks for ever: so does the loop). A step
+ * with a limit sleeps it instead. */
+static PASS_INLINE void check_stall(lua_State *L, cn_loop *lp, pass_mode mode) {
+  if (mode == PASS_RUN && cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 &&
+      cn_task_timers_armed(lp) == 0 && !cn_hooks_hold(lp) && !cn_waits_closed(lp))
+    stall(L, lp);
+}
+
+/* Waits for an fd or the timeout: the poll, or in its place the hook's
+ * sleep (cosock.sim: the virtual clock jumps). Nothing to poll and no wait:
+ * nothing to do. */
+static PASS_INLINE void wait_for_work(lua_State *L, cn_loop *lp, double timeout) {
+  if (timeout == 0 && cn_fd_polled(lp) == 0) return;
+  if (cn_at_on(lp, CN_AT_SLEEP)) {
     cn_hooks_sleep(L, lp, timeout);
-    return 1;
+    return;
   }
   lp->run.polls++;
   cn_at(L, lp, CN_AT_POLL, NULL);
   if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
-    return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
+    luaL_error(L, "cosock: polling failed: %s", strerror(errno));
   cn_at(L, lp, CN_AT_POLLED, NULL);            /* (a signal: the next pass waits the time left) */
+}
+
+/* One pass of the loop. Returns 0 when nothing is left, 1 otherwise. The
+ * counts are kept as they change, so a pass never visits a parked task that
+ * nothing woke, nor a timer that is not due. */
+static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, pass_mode mode) {
+  double now = 0, next, timeout;
+  let_hooks_run(L, lp);
+  lp->run.pass++;
+  lp->run.passes++;
+  lp->run.ran = cn_tasks_ready(lp) > 0;
+  resume_ready(L, lp);
+  cn_fd_apply(lp);                             /* (interest is kept per fd: only what ended this pass) */
+  if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) return 0;
+  next = run_timers(L, lp, &now);
+  timeout = poll_timeout(lp, mode, next, now);
+  check_stall(L, lp, mode);
+  wait_for_work(L, lp, timeout);
   return 1;
 }
 
 static int run_passes(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  while (one_pass(L, lp, -1, 0)) {}
+  while (one_pass(L, lp, PASS_RUN)) {}
   return 0;
 }
 
-/* step_pass(cap): one pass for cosock.step; returns whether tasks remain. */
+/* step_pass(cap): one pass for cosock.step; returns whether tasks remain.
+ * A negative cap (no limit) is a pass of run's. */
 static int step_pass(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  lua_pushboolean(L, one_pass(L, lp, lua_tonumber(L, 1), 1));
+  double cap = lua_tonumber(L, 1);
+  lp->run.step_cap = cap;
+  lua_pushboolean(L, cap >= 0 ? one_pass(L, lp, PASS_STEP) : one_pass(L, lp, PASS_RUN));
   return 1;
 }
 
-/* Puts the tasks a failed pass did not get to back at the front of the ready
- * list, drops a task whose wait could not be made, and keeps the loop usable. */
 /* finish_removed(loop, handle, err): the task-end hooks for a task recover
  * dropped. (Pushed under recover's own pcall: may allocate on 5.1.) */
 static int finish_removed(lua_State *L) {
@@ -293,6 +335,9 @@ static int finish_removed(lua_State *L) {
   return 0;
 }
 
+/* After a pass raised: drops the task being resumed or parked (its wait
+ * could not be made), puts the tasks the pass did not get to back at the
+ * front of the ready list, and keeps the loop usable. */
 static void recover(lua_State *L, cn_loop *lp) {
   int err = lua_gettop(L), removed[2], i;
   removed[0] = cn_parking_slot(lp);
