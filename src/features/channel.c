@@ -50,6 +50,7 @@
 #include "run.h"
 #include "task.h"
 #include "fidelity.h"
+#include "messages.h"
 
 static const char nil_mark = 0, delivered_mark = 0, chan_key = 0, proxy_mt_key = 0;
 #define NILMARK ((void *)&nil_mark)        /* a nil message, in the queue or the line */
@@ -651,7 +652,7 @@ void cn_chan_locate(lua_State *L, int tx, const char *fname) {
     }
   }
   if (ch == NULL || (tx ? ch->tx : ch->rx) != lua_topointer(L, 1))
-    luaL_error(L, "bad argument #1 to '%s' (cosock.channel %s expected, got %s)", fname,
+    cn_argerror(L, 1, fname, "cosock.channel %s expected, got %s",
                tx ? "sender" : "receiver",
                ch != NULL ? (tx ? "a receiver" : "a sender") : luaL_typename(L, 1));
   lua_rotate(L, base, 1);                      /* ud, link, queue */
@@ -803,7 +804,7 @@ static int settimeout_end(lua_State *L, int tx) {
     int isnum;
     lua_Number n = lua_tonumberx(L, 2, &isnum);
     if (!isnum || n != n)
-      return luaL_error(L, "bad argument #1 to 'settimeout' (number expected, got %s)",
+      return cn_argerror(L, 1, "settimeout", "number expected, got %s",
                         isnum ? "nan" : luaL_typename(L, 2));
     if (lua_type(L, 2) == LUA_TNUMBER) lua_pushvalue(L, 2);
     else lua_pushnumber(L, n);                 /* a numeric string: its number */
@@ -858,7 +859,7 @@ static int m_rx_setwaker(lua_State *L) {
     return 0;
   }
   if (rx_waiting(&c))
-    return luaL_error(L, "waker already set, receive can't be waited on from multiple places at once");
+    return luaL_error(L, CN_MSG_WAKER_SET ", receive can't be waited on from multiple places at once");
   lua_pushliteral(L, "waker");
   lua_pushvalue(L, 3);
   lua_rawset(L, c.link);
@@ -889,7 +890,7 @@ static int m_tx_setwaker(lua_State *L) {
     return 0;
   }
   if (c.ch->tx_waker)
-    return luaL_error(L, "waker already set, send can't be waited on from multiple places at once");
+    return luaL_error(L, CN_MSG_WAKER_SET ", send can't be waited on from multiple places at once");
   aux = push_aux(L, &c);
   lua_pushvalue(L, 3);
   lua_rawseti(L, aux, AUX_SENDR);
@@ -983,9 +984,9 @@ static int l_new(lua_State *L) {
     if (lua_type(L, 1) == LUA_TNUMBER) cap = lua_tointegerx(L, 1, &isint);
     if (!isint || cap < 0) {
       if (lua_type(L, 1) == LUA_TNUMBER)
-        return luaL_error(L, "bad argument #1 to 'new' (capacity must be a non-negative integer, got %s)",
+        return cn_argerror(L, 1, "new", "capacity must be a non-negative integer, got %s",
                           luaL_tolstring(L, 1, NULL));
-      return luaL_error(L, "bad argument #1 to 'new' (capacity must be a non-negative integer or nil, got %s)",
+      return cn_argerror(L, 1, "new", "capacity must be a non-negative integer or nil, got %s",
                         luaL_typename(L, 1));
     }
   }

@@ -38,6 +38,7 @@
 #include "park.h"
 #include "run.h"
 #include "task.h"
+#include "messages.h"
 
 /* The live task behind the handle at index idx, or NULL: the slot it maps
  * to, if that slot's task still has this handle. */
@@ -398,9 +399,9 @@ static int h_join(lua_State *L) {
     double timeout = lua_tonumberx(L, 2, &isnum);
     /* Named here: a method reached through pcall or a field would be '?'. */
     if (!isnum)
-      return luaL_error(L, "bad argument #1 to 'join' (number or nil expected, got %s)",
+      return cn_argerror(L, 1, "join", "number or nil expected, got %s",
                         luaL_typename(L, 2));
-    if (timeout != timeout) return luaL_error(L, "bad argument #1 to 'join' (timeout is NaN)");
+    if (timeout != timeout) return cn_argerror(L, 1, "join", "timeout is NaN");
     lua_pushnumber(L, cn_clock_now() + (timeout > 0 ? timeout : 0));
   } else {
     lua_pushnil(L);                            /* deadline */

@@ -68,6 +68,7 @@
 #include "run.h"
 #include "task.h"
 #include "waiters.h"
+#include "messages.h"
 
 typedef struct dns_chan {
   cn_xtimer x;              /* first: the heap hands this pointer back */
@@ -469,7 +470,7 @@ static int box_setwaker(lua_State *L) {
   cn_dnslook *k;
   lua_settop(L, 3);
   if (b == NULL || b->look == NULL)
-    return luaL_error(L, "bad argument #1 to 'setwaker' (cosock lookup expected, got %s)",
+    return cn_argerror(L, 1, "setwaker", "cosock lookup expected, got %s",
                       luaL_typename(L, 1));
   k = b->look;
   if (kind == NULL || strcmp(kind, "recvr") != 0)
@@ -480,7 +481,7 @@ static int box_setwaker(lua_State *L) {
   }
   luaL_checktype(L, 3, LUA_TFUNCTION);
   if (k->waker)
-    return luaL_error(L, "recvr waker already set, sockets can only block one thread per waker kind");
+    return luaL_error(L, "recvr " CN_MSG_SOCKET_WAKER_SET);
   cn_push_ref(L, lp->dns.r->r_anchor);         /* anchored first: the only step that allocates */
   lua_pushvalue(L, 1);
   lua_rawsetp(L, -2, k);

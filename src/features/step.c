@@ -14,6 +14,7 @@
 #include "run.h"
 #include "step.h"
 #include "task.h"
+#include "messages.h"
 
 /* step([timeout]) -> tasks remain. One pass: resume what is ready, run due
  * timers, wait at most timeout seconds (default 0; math.huge: no limit) for
@@ -32,10 +33,10 @@ static int l_step(lua_State *L) {
     int isnum;
     cap = lua_tonumberx(L, 1, &isnum);
     if (!isnum)
-      return luaL_error(L, "bad argument #1 to 'step' (number or nil expected, got %s)",
+      return cn_argerror(L, 1, "step", "number or nil expected, got %s",
                         luaL_typename(L, 1));
     if (!(cap >= 0))                           /* (NaN too) */
-      return luaL_error(L, "bad argument #1 to 'step' (timeout must not be negative or NaN)");
+      return cn_argerror(L, 1, "step", "timeout must not be negative or NaN");
     if (isinf(cap)) cap = -1;
   }
   lua_settop(L, 0);

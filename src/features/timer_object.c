@@ -34,6 +34,7 @@
 #include "lib/grid.h"
 #include "task.h"
 #include "timer_object.h"
+#include "messages.h"
 
 #define ONE_YEAR (365.0 * 24 * 3600)
 
@@ -194,7 +195,7 @@ static cn_tobj *to_timer(lua_State *L, cn_loop *lp, int idx) {
 static cn_tobj *check_timer(lua_State *L, cn_loop *lp, int idx, const char *fname) {
   cn_tobj *t = to_timer(L, lp, idx);
   if (t == NULL)
-    luaL_error(L, "bad argument #1 to '%s' (cosock.timer expected, got %s)", fname,
+    cn_argerror(L, 1, fname, "cosock.timer expected, got %s",
                luaL_typename(L, idx));
   return t;
 }
@@ -254,10 +255,10 @@ static int m_setwaker(lua_State *L) {
     return 0;
   }
   if (lua_type(L, 3) != LUA_TFUNCTION)
-    return luaL_error(L, "bad argument #2 to 'setwaker' (function or nil expected, got %s)",
+    return cn_argerror(L, 2, "setwaker", "function or nil expected, got %s",
                       luaL_typename(L, 3));
   if (t->waker)
-    return luaL_error(L, "recvr waker already set, sockets can only block one thread per waker kind");
+    return luaL_error(L, "recvr " CN_MSG_SOCKET_WAKER_SET);
   set_waker(L, lp, t, 1, 3);
   if (state_of(lp, t) == TS_DUE) {             /* readable already: wake at once */
     take_waker(L, lp, t, 1);
@@ -277,7 +278,7 @@ static int m_settimeout(lua_State *L) {
     int isnum;
     double v = lua_tonumberx(L, 2, &isnum);
     if (!isnum || v != v)
-      return luaL_error(L, "bad argument #1 to 'settimeout' (number expected, got %s)",
+      return cn_argerror(L, 1, "settimeout", "number expected, got %s",
                         isnum ? "nan" : luaL_typename(L, 2));
     t->has_timeout = 1;
     t->timeout = v;
@@ -319,11 +320,11 @@ static int create(lua_State *L, int interval) {
   cn_tobj *t;
   double secs, now;
   if (lua_type(L, 1) != LUA_TNUMBER)
-    return luaL_error(L, "bad argument #1 to '%s' (number expected, got %s)", fname,
+    return cn_argerror(L, 1, fname, "number expected, got %s",
                       luaL_typename(L, 1));
   secs = lua_tonumber(L, 1);
   if (!isfinite(secs) || secs < 0 || (interval && secs == 0))
-    return luaL_error(L, "bad argument #1 to '%s' (finite number %s 0 expected, got %s)", fname,
+    return cn_argerror(L, 1, fname, "finite number %s 0 expected, got %s",
                       interval ? ">" : ">=", luaL_tolstring(L, 1, NULL));
   t = lua_newuserdata(L, sizeof *t);
   memset(t, 0, sizeof *t);

@@ -18,6 +18,7 @@
 #include "park.h"
 #include "task.h"
 #include "waiters.h"
+#include "messages.h"
 
 #define ONE_YEAR (365.0 * 24 * 3600)
 
@@ -227,7 +228,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
     if (type != LUA_TTABLE && type != LUA_TUSERDATA) {
       const char *tn = luaL_typename(L, -1);
       cn_push_label(L, lp, t->slot);
-      luaL_error(L, "non-wakeable socket\n(task %s yielded a %s in its %s)",
+      luaL_error(L, CN_MSG_NON_WAKEABLE "\n(task %s yielded a %s in its %s)",
                  lua_tostring(L, -1), tn, what);
     }
     native = cn_is_native(L, lp, lua_gettop(L));
@@ -235,7 +236,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
       if (lua_getfield(L, -1, "setwaker") == LUA_TNIL) {
         const char *tn = luaL_typename(L, -2);
         cn_push_label(L, lp, t->slot);
-        luaL_error(L, "non-wakeable socket\n(task %s yielded a %s without setwaker in its %s)",
+        luaL_error(L, CN_MSG_NON_WAKEABLE "\n(task %s yielded a %s without setwaker in its %s)",
                    lua_tostring(L, -1), tn, what);
       }
       lua_pop(L, 1);
@@ -273,7 +274,7 @@ static void find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return; }
   if (!native && lua_getfield(L, obj, "_wake") == LUA_TNIL) {
     cn_push_label(L, lp, t->slot);
-    luaL_error(L, "non-wakeable socket\n(task %s waits on an object with inner_sock and no _wake method)",
+    luaL_error(L, CN_MSG_NON_WAKEABLE "\n(task %s waits on an object with inner_sock and no _wake method)",
                lua_tostring(L, -1));
   }
   lua_settop(L, top + 1);
@@ -582,7 +583,7 @@ void cn_wait_timed_out(lua_State *L, cn_loop *lp) {
 
 int cn_resumed_timeout(lua_State *L, int idx) {
   const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
-  return s != NULL && strcmp(s, "timeout") == 0;
+  return s != NULL && strcmp(s, CN_MSG_TIMEOUT) == 0;
 }
 
 void cn_wait_cut(cn_loop *lp, cn_task *t) {

@@ -21,6 +21,7 @@
 #include "run.h"
 #include "task.h"
 #include "waiters.h"
+#include "messages.h"
 
 static int is_resumable(lua_State *co) {
   if (lua_status(co) == LUA_YIELD) return 1;
@@ -133,7 +134,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   if (timed_out) {                             /* a timed-out wait has no lists */
     lua_pushnil(co);
     lua_pushnil(co);
-    lua_pushliteral(co, "timeout");
+    lua_pushliteral(co, CN_MSG_TIMEOUT);
   } else if (!lists || lua_isnil(L, top + 1)) {
     lua_pushnil(co);
     lua_pushnil(co);
@@ -191,8 +192,7 @@ static int stall(lua_State *L, cn_loop *lp) {
   if (lua_isfunction(L, -1)) lua_call(L, 0, 0);
   else lua_pop(L, 1);
   /* (cosock.lua adds a line per task: lua/cosock/deadlock.lua) */
-  return luaL_error(L, "cosock tried to call socket.select with no sockets and no timeout. "
-                       "this is a bug, please report it, including the above dump state\n"
+  return luaL_error(L, CN_MSG_STALL "\n"
                        "cosock-native: every live task waits on something that nothing can wake "
                        "(no socket, no timeout); the dump above shows what each one waits on");
 }
@@ -381,7 +381,7 @@ static void name_wait_error(lua_State *L, cn_loop *lp) {
   cn_task *t = cn_task_get(lp, slot);
   const char *e = lua_type(L, err) == LUA_TSTRING ? lua_tostring(L, err) : NULL;
   if (t == NULL || e == NULL || strstr(e, "\n(task ") != NULL ||
-      (strstr(e, "waker already set") == NULL && strstr(e, "non-wakeable socket") == NULL))
+      (strstr(e, CN_MSG_WAKER_SET) == NULL && strstr(e, CN_MSG_NON_WAKEABLE) == NULL))
     return;
   luaL_checkstack(L, 6, NULL);
   cn_push_label(L, lp, slot);                  /* err, label */
@@ -490,7 +490,7 @@ void cn_refuse_busy(lua_State *L, cn_loop *lp, const char *fname, const char *ve
 static int l_set_error_handler(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (!lua_isnoneornil(L, 1) && lua_type(L, 1) != LUA_TFUNCTION)
-    return luaL_error(L, "bad argument #1 to 'set_error_handler' (function or nil expected, got %s)",
+    return cn_argerror(L, 1, "set_error_handler", "function or nil expected, got %s",
                       luaL_typename(L, 1));
   lua_settop(L, 1);
   if (lua_isnil(L, 1)) lua_pushboolean(L, 0);  /* a nil would free the registry slot */

@@ -26,6 +26,7 @@
 #include "mem.h"
 #include "task.h"
 #include "waiters.h"
+#include "messages.h"
 
 /* The per-fd arrays: where each is, its entries per fd, its element size.
  * They come from the Lua state's allocator (mem.c), which is told each
@@ -130,7 +131,7 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind
     luaL_checkstack(L, 4, NULL);
     cn_push_label(L, lp, slot);
     cn_push_object_name(L, obj);
-    luaL_error(L, "%s waker already set, sockets can only block one thread per waker kind\n"
+    luaL_error(L, "%s " CN_MSG_SOCKET_WAKER_SET "\n"
                "(task %s waiting on %s)", cn_kind_name(kind), lua_tostring(L, -2), lua_tostring(L, -1));
   }
   /* Another socket on a watched fd number may be a different file that reuses
@@ -251,7 +252,7 @@ static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
   for (j = 0; j < nobj; j++) {
     int o = top + 2 + j;
     if (lua_getfield(L, o, "_wake") == LUA_TNIL)
-      luaL_error(L, "non-wakeable socket\n(an object polled for %s has no _wake method)",
+      luaL_error(L, CN_MSG_NON_WAKEABLE "\n(an object polled for %s has no _wake method)",
                  cn_kind_name(kind));
     lua_pushvalue(L, o);
     lua_pushstring(L, cn_kind_name(kind));
