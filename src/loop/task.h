@@ -2,8 +2,21 @@
  * loop->tasks). A task's fields are written by the file named beside them;
  * task.c also sets every field when a task starts. Its state moves: READY
  * (task.c, when spawned or woken), RUNNING (run.c while resumed, handle.c
- * while cancelled), PARKED (park.c), FREE (task.c). A timer that fires marks
- * the wait timed_out (task.c); ending a wait clears that (park.c). */
+ * while cancelled), PARKED (park.c), FREE (task.c). A wait ends timed out
+ * when its timer fires (task.c) or a feature cuts it (park.c's cn_wait_cut,
+ * for a scope's cancel): only those two set timed_out; ending a wait clears
+ * it (park.c).
+ *
+ * The words where the wait flags meet:
+ *   native    a wait on one of the project's socket wrappers: the loop reads
+ *             its fd itself and calls no setwaker or _wake (cn_wait.native)
+ *   bare      a wait noted before the yield (cn_prepark) and parked without
+ *             reading a yield tuple: one native wait, no record entries
+ *   internal  a wait a C function of the project makes for itself (the
+ *             yield's fourth value is CN_INTERNAL): nobody reads its ready
+ *             lists, so the loop keeps none
+ *   hooked    a feature asks the hooks' task questions about this task
+ *             (cancel.c: a scope's task) */
 #ifndef COSOCK_TASK_H
 #define COSOCK_TASK_H
 
