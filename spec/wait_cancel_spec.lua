@@ -38,6 +38,17 @@ local function idle_task(name, fn)
   end, name)
 end
 
+-- Inside a task: a connected pair of tcp sockets (client, server side) at
+-- address and port (the simulated network's, or a real one on 127.0.0.1).
+local function tcp_pair(address, port)
+  local srv = assert(cosock.socket.bind(address, port or 0))
+  local c = assert(cosock.socket.tcp())
+  assert(c:connect(address, select(2, srv:getsockname())))
+  local s = assert(srv:accept())
+  srv:close()
+  return c, s
+end
+
 -- The cases. prepare() runs in a task of no scope and returns wait (one
 -- call of it waits until something ends it: nothing in the case will) and
 -- an optional done (cleanup after the scope ended). covers: the wait sites
@@ -47,11 +58,7 @@ local CASES = {
     kind = "tcp receive",
     covers = { "src/features/wrapper.c:receive_k" },
     prepare = function()
-      local srv = assert(cosock.socket.bind("127.0.0.1", 0))
-      local c = assert(cosock.socket.tcp())
-      assert(c:connect("127.0.0.1", select(2, srv:getsockname())))
-      local s = assert(srv:accept())
-      srv:close()
+      local c, s = tcp_pair("127.0.0.1")
       return function() return c:receive() end, function() c:close(); s:close() end
     end,
   },
@@ -59,11 +66,7 @@ local CASES = {
     kind = "tcp send",
     covers = { "src/features/wrapper.c:send_k" },
     prepare = function()
-      local srv = assert(cosock.socket.bind("127.0.0.1", 0))
-      local c = assert(cosock.socket.tcp())
-      assert(c:connect("127.0.0.1", select(2, srv:getsockname())))
-      local s = assert(srv:accept())
-      srv:close()
+      local c, s = tcp_pair("127.0.0.1")
       local chunk = ("x"):rep(1048576)
       return function()
         for _ = 1, 1000 do assert(c:send(chunk)) end -- (the peer reads nothing)
@@ -255,11 +258,8 @@ local CASES = {
     sim = true,
     covers = { "lua/cosock/sim/sock.lua" },
     prepare = function()
-      local srv = assert(cosock.socket.bind("10.0.0.1", 8081))
-      local c = assert(cosock.socket.tcp())
-      assert(c:connect("10.0.0.1", 8081))
-      local s = assert(srv:accept())
-      return function() return c:receive() end, function() c:close(); s:close(); srv:close() end
+      local c, s = tcp_pair("10.0.0.1", 8081)
+      return function() return c:receive() end, function() c:close(); s:close() end
     end,
   },
   {
@@ -268,15 +268,12 @@ local CASES = {
     covers = { "lua/cosock/sim/sock.lua" },
     prepare = function()
       sim.link("10.0.0.1", "10.0.0.1", { bandwidth = 1000 }) -- (slow: the send buffer fills)
-      local srv = assert(cosock.socket.bind("10.0.0.1", 8082))
-      local c = assert(cosock.socket.tcp())
-      assert(c:connect("10.0.0.1", 8082))
-      local s = assert(srv:accept())
+      local c, s = tcp_pair("10.0.0.1", 8082)
       local chunk = ("y"):rep(65536)
       return function()
         for _ = 1, 100 do assert(s:send(chunk)) end
         error("the send never waited")
-      end, function() c:close(); s:close(); srv:close() end
+      end, function() c:close(); s:close() end
     end,
   },
   {
