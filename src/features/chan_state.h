@@ -1,7 +1,8 @@
-/* chan_state: what the files of cosock.channel share (channel.c: the state,
- * the queue, the line of senders, send and receive with their waits, the
- * methods; channel_op.c: cosock.op's tries and parks on channels). Not for
- * other features: they see channel.h. */
+/* chan_state: what the files of cosock.channel share (channel.c: send and
+ * receive with their waits, the methods, the module; channel_line.c: the
+ * line of senders of a bounded channel or a rendezvous; channel_op.c:
+ * cosock.op's tries and parks on channels). Not for other features: they
+ * see channel.h. */
 #ifndef COSOCK_CHAN_STATE_H
 #define COSOCK_CHAN_STATE_H
 
@@ -83,13 +84,73 @@ static inline cn_task *rx_ticket(const chan_ref *c) {
 
 static inline int rx_waiting(const chan_ref *c) { return c->ch->rx_waker || rx_ticket(c) != NULL; }
 
+/* The marks of a nil message (in the queue or the line) and of a sender's
+ * message taken by a receive (aux[AUX_PEND][id]); channel_line.c has them. */
+extern const char cn_chan_nil_mark, cn_chan_delivered_mark;
+#define NILMARK ((void *)&cn_chan_nil_mark)
+#define DELIVERED ((void *)&cn_chan_delivered_mark)
+
+static inline lua_Integer queued(const cn_chan *ch) { return ch->last - ch->first + 1; }
+
+/* The queue's key for position pos. */
+static inline lua_Integer qindex(const cn_chan *ch, lua_Integer pos) {
+  return ch->cap > 0 ? (pos - 1) % ch->cap + 1 : pos;
+}
+
+/* Appends the message at index msg (absolute; nil or none: a nil message). */
+static inline void enqueue(lua_State *L, const chan_ref *c, int msg) {
+  cn_chan *ch = c->ch;
+  lua_Integer pos = ch->last + 1;
+  if (lua_type(L, msg) <= LUA_TNIL) lua_pushlightuserdata(L, NILMARK);
+  else lua_pushvalue(L, msg);
+  lua_rawseti(L, c->q, qindex(ch, pos));       /* may raise (memory): nothing changed yet */
+  ch->last = pos;
+}
+
+static inline int fail(lua_State *L, const char *err) {
+  lua_pushnil(L);
+  lua_pushstring(L, err);
+  return 2;
+}
+
+/* The line of senders (channel_line.c): a bounded channel's and a
+ * rendezvous's senders waiting, their messages in the aux table. */
+/* Pushes the channel's aux table, making it on first use. */
+int cn_chan_push_aux(lua_State *L, const chan_ref *c);
+/* aux[AUX_PEND][id] = the value on top (popped). */
+void cn_chan_set_pend(lua_State *L, int aux, lua_Integer id);
+/* Pushes aux[AUX_PEND][id]; returns its type. */
+int cn_chan_push_pend(lua_State *L, int aux, lua_Integer id);
+/* Does the sender of entry e still wait? A direct wait: its ticket says. A
+ * wait through a proxy: its waker, once the loop gave one, goes stale when
+ * the wait ends (a timeout its task has not seen yet, a cancel). */
+int cn_chan_entry_live(lua_State *L, const chan_ref *c, const cn_line_entry *e);
+/* The first live sender in line, or NULL. Senders whose wait ended (a
+ * timeout their task has not seen yet, a cancel) leave the line here, and
+ * their messages with them: those were never sent. */
+cn_line_entry *cn_chan_line_first(lua_State *L, const chan_ref *c);
+/* Wakes the sender of entry e, which has left the line. Its waker's errors
+ * are dropped (after a second call: a transient error must not cost the
+ * sender its wake): the message has moved (a receive has it, or it is queued),
+ * and a loop's waker that raised has woken its task all the same
+ * (src/loop/park.c); raising would take the message from the receive. */
+void cn_chan_wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e);
+/* Calls the sender's select waker, if any, taking it off first. Its errors
+ * are dropped, as cn_chan_wake_entry's: a receive that made room has its message. */
+void cn_chan_wake_tx_selector(lua_State *L, const chan_ref *c);
+/* After a receive made room in a bounded channel: the first senders in line
+ * move their messages into the queue (each is woken to return true) while
+ * there is room; room left over wakes the sender's select waker. */
+void cn_chan_serve_line(lua_State *L, const chan_ref *c);
+/* A rendezvous receive takes the message of the first sender in line and
+ * wakes it. Pushes the message and returns 1, or returns 0 (nobody in line). */
+int cn_chan_take_from_line(lua_State *L, const chan_ref *c);
+/* Puts a sender holding the message at msg at the end of the line; returns
+ * its id. slot/wid: its direct wait, or -1/0 for one through a proxy. */
+lua_Integer cn_chan_join_line(lua_State *L, const chan_ref *c, int msg, int slot, lua_Integer wid);
+
 /* Pushes the oldest message of ch's queue (at q) and takes it out. */
 void cn_chan_take_oldest(lua_State *L, int q, cn_chan *ch);
-/* After a receive made room in a bounded channel: the first senders in
- * line move their messages into the queue while there is room. */
-void cn_chan_serve_line(lua_State *L, const chan_ref *c);
-/* Calls the sender's select waker, if any, taking it off first. */
-void cn_chan_wake_tx_selector(lua_State *L, const chan_ref *c);
 /* Sends (the message at msg) without waiting: the number of results
  * pushed, or -1: the sender must wait. */
 int cn_chan_send_try(lua_State *L, const chan_ref *c, int msg);
@@ -97,8 +158,6 @@ int cn_chan_send_try(lua_State *L, const chan_ref *c, int msg);
 int cn_chan_send_wait(lua_State *L, const chan_ref *c, int first);
 /* Receives without waiting: the number of results pushed, or -1. */
 int cn_chan_recv_try(lua_State *L, const chan_ref *c);
-/* A receiver's own receive (the closure's function: compared, not called). */
-int cn_chan_fast_receive(lua_State *L);
 /* Finds the channel of the sender (tx) or receiver at index 1 and pushes
  * its userdata, queue and link. Raises naming fname for anything else. */
 void cn_chan_locate(lua_State *L, int tx, const char *fname);

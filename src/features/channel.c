@@ -33,9 +33,11 @@
  * (recvt, sendt, timeout, INTERNAL) and the loop calls setwaker: the receiver
  * itself, or for a send a small proxy object standing for its place in line.
  *
- * cosock.op's tries and parks on channels are channel_op.c's; what both
- * files share (the state, the parts of a channel, the tickets, the tries
- * and waits of send and receive) is declared in chan_state.h. */
+ * The line of senders (bounded channels and rendezvous) is channel_line.c's,
+ * cosock.op's tries and parks on channels channel_op.c's; what the three
+ * files share (the state, the parts of a channel, the queue, the tickets,
+ * the tries and waits of send and receive) is declared in chan_state.h.
+ * The calls run one way: channel_op.c -> channel.c -> channel_line.c. */
 #include "config.h"
 
 #include <string.h>
@@ -52,26 +54,7 @@
 #include "fidelity.h"
 #include "messages.h"
 
-static const char nil_mark = 0, delivered_mark = 0, chan_key = 0, proxy_mt_key = 0;
-#define NILMARK ((void *)&nil_mark)        /* a nil message, in the queue or the line */
-#define DELIVERED ((void *)&delivered_mark) /* aux[AUX_PEND][id]: taken by a receive */
-
-static lua_Integer queued(const cn_chan *ch) { return ch->last - ch->first + 1; }
-
-/* The queue's key for position pos. */
-static lua_Integer qindex(const cn_chan *ch, lua_Integer pos) {
-  return ch->cap > 0 ? (pos - 1) % ch->cap + 1 : pos;
-}
-
-/* Appends the message at index msg (absolute; nil or none: a nil message). */
-static void enqueue(lua_State *L, const chan_ref *c, int msg) {
-  cn_chan *ch = c->ch;
-  lua_Integer pos = ch->last + 1;
-  if (lua_type(L, msg) <= LUA_TNIL) lua_pushlightuserdata(L, NILMARK);
-  else lua_pushvalue(L, msg);
-  lua_rawseti(L, c->q, qindex(ch, pos));       /* may raise (memory): nothing changed yet */
-  ch->last = pos;
-}
+static const char chan_key = 0, proxy_mt_key = 0;
 
 /* Pushes the oldest message of ch's queue (at q) and takes it out. Lua 5.1
  * and LuaJIT take # of a table without its __len, and libraries read
@@ -143,181 +126,6 @@ static void wake_rx(lua_State *L, const chan_ref *c) {
   if (wake_rx_p(L, c) != LUA_OK) lua_error(L);
 }
 
-/* Pushes the channel's aux table, making it on first use. */
-static int push_aux(lua_State *L, const chan_ref *c) {
-  if (cn_getuservalue(L, c->ud) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_createtable(L, 4, 0);
-    lua_newtable(L);
-    lua_rawseti(L, -2, AUX_PEND);
-    lua_newtable(L);
-    lua_rawseti(L, -2, AUX_PROXY);
-    lua_pushvalue(L, -1);
-    cn_setuservalue(L, c->ud);
-  }
-  return lua_gettop(L);
-}
-
-/* aux[AUX_PEND][id] = the value on top (popped). */
-static void set_pend(lua_State *L, int aux, lua_Integer id) {
-  lua_rawgeti(L, aux, AUX_PEND);
-  lua_insert(L, -2);                           /* pend, value */
-  lua_rawseti(L, -2, id);
-  lua_pop(L, 1);
-}
-
-/* Pushes aux[AUX_PEND][id]; returns its type. */
-static int push_pend(lua_State *L, int aux, lua_Integer id) {
-  int type;
-  lua_rawgeti(L, aux, AUX_PEND);
-  type = lua_rawgeti(L, -1, id);
-  lua_remove(L, -2);
-  return type;
-}
-
-/* Does the sender of entry e still wait? A direct wait: its ticket says. A
- * wait through a proxy: its waker, once the loop gave one, goes stale when
- * the wait ends (a timeout its task has not seen yet, a cancel). */
-static int entry_live(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
-  int aux, stale;
-  if (e->slot >= 0) return ticket_task(c->lp, e->slot, e->wid) != NULL;
-  aux = push_aux(L, c);
-  lua_rawgeti(L, aux, AUX_PROXY);
-  lua_rawgeti(L, -1, e->id);
-  stale = cn_waker_stale(L, c->lp, -1);
-  lua_settop(L, aux - 1);
-  return !stale;
-}
-
-/* The first live sender in line, or NULL. Senders whose wait ended (a
- * timeout their task has not seen yet, a cancel) leave the line here, and
- * their messages with them: those were never sent. */
-static cn_line_entry *line_first(lua_State *L, const chan_ref *c) {
-  cn_line *l = &c->ch->line;
-  cn_line_entry *e;
-  while ((e = cn_line_at(l, 0)) != NULL && !entry_live(L, c, e)) {
-    lua_Integer id = e->id;
-    int aux;
-    cn_line_pop(l);
-    aux = push_aux(L, c);
-    lua_pushnil(L);
-    set_pend(L, aux, id);
-    lua_pop(L, 1);
-  }
-  return e;
-}
-
-/* Wakes the sender of entry e, which has left the line. Its waker's errors
- * are dropped (after a second call: a transient error must not cost the
- * sender its wake): the message has moved (a receive has it, or it is queued),
- * and a loop's waker that raised has woken its task all the same
- * (src/loop/park.c); raising would take the message from the receive. */
-static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
-  int aux;
-  if (e->slot >= 0) {
-    cn_task *t = ticket_task(c->lp, e->slot, e->wid);
-    if (t != NULL) cn_deliver(L, c->lp, t, 0);
-    return;
-  }
-  aux = push_aux(L, c);
-  lua_rawgeti(L, aux, AUX_PROXY);
-  if (lua_rawgeti(L, -1, e->id) == LUA_TNIL) { /* no waker yet: its setwaker finds it done */
-    lua_settop(L, aux - 1);
-    return;
-  }
-  lua_pushnil(L);
-  lua_rawseti(L, aux + 1, e->id);
-  lua_replace(L, aux);                         /* waker, proxies */
-  lua_settop(L, aux);
-  lua_pushvalue(L, aux);
-  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {       /* once more: a transient error (memory, an */
-    lua_pop(L, 1);                             /* interrupt) must not cost the sender its wake; */
-    lua_pushvalue(L, aux);                     /* a waker that ran already does nothing */
-    if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-}
-
-/* Calls the sender's select waker, if any, taking it off first. Its errors
- * are dropped, as wake_entry's: a receive that made room has its message. */
-void cn_chan_wake_tx_selector(lua_State *L, const chan_ref *c) {
-  int aux;
-  if (!c->ch->tx_waker) return;
-  c->ch->tx_waker = 0;
-  aux = push_aux(L, c);
-  lua_rawgeti(L, aux, AUX_SENDR);
-  lua_pushnil(L);
-  lua_rawseti(L, aux, AUX_SENDR);
-  lua_remove(L, aux);
-  if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
-}
-
-/* After a receive made room in a bounded channel: the first senders in line
- * move their messages into the queue (each is woken to return true) while
- * there is room; room left over wakes the sender's select waker. */
-void cn_chan_serve_line(lua_State *L, const chan_ref *c) {
-  cn_chan *ch = c->ch;
-  cn_line_entry *e;
-  while (queued(ch) < ch->cap && (e = line_first(L, c)) != NULL) {
-    cn_line_entry got = *e;
-    int aux = push_aux(L, c);
-    push_pend(L, aux, got.id);
-    enqueue(L, c, aux + 1);                    /* may raise: the sender is still in line */
-    lua_pushlightuserdata(L, DELIVERED);
-    set_pend(L, aux, got.id);
-    cn_line_pop(&ch->line);
-    lua_settop(L, aux - 1);
-    wake_entry(L, c, &got);
-  }
-  if (queued(ch) < ch->cap && cn_line_len(&ch->line) == 0) cn_chan_wake_tx_selector(L, c);
-}
-
-/* A rendezvous receive takes the message of the first sender in line and
- * wakes it. Pushes the message and returns 1, or returns 0 (nobody in line). */
-static int take_from_line(lua_State *L, const chan_ref *c) {
-  cn_line_entry *e = line_first(L, c), got;
-  int aux;
-  if (e == NULL) return 0;
-  got = *e;
-  aux = push_aux(L, c);
-  push_pend(L, aux, got.id);
-  lua_pushlightuserdata(L, DELIVERED);
-  set_pend(L, aux, got.id);
-  cn_line_pop(&c->ch->line);
-  lua_remove(L, aux);                          /* msg */
-  if (lua_touserdata(L, -1) == NILMARK) {
-    lua_pop(L, 1);
-    lua_pushnil(L);
-  }
-  wake_entry(L, c, &got);
-  return 1;
-}
-
-/* Puts a sender holding the message at msg at the end of the line; returns
- * its id. slot/wid: its direct wait, or -1/0 for one through a proxy. */
-static lua_Integer join_line(lua_State *L, const chan_ref *c, int msg, int slot, lua_Integer wid) {
-  cn_chan *ch = c->ch;
-  cn_line_entry e;
-  int aux = push_aux(L, c);
-  if (cn_line_full(&ch->line)) {
-    size_t cap = ch->line.cap ? ch->line.cap * 2 : 4;
-    cn_line_entry *buf = lua_newuserdata(L, cap * sizeof *buf);
-    /* Anchored before the move; nothing can collect the old one in between. */
-    lua_rawseti(L, aux, AUX_BUF);
-    cn_line_move(&ch->line, buf, cap);
-  }
-  e.id = ch->ids + 1;
-  e.wid = wid;
-  e.slot = slot;
-  if (lua_type(L, msg) <= LUA_TNIL) lua_pushlightuserdata(L, NILMARK);
-  else lua_pushvalue(L, msg);
-  set_pend(L, aux, e.id);                      /* may raise (memory): not in line yet */
-  ch->ids = e.id;
-  cn_line_push(&ch->line, &e);                 /* cannot fail: room was made above */
-  lua_settop(L, aux - 1);
-  return e.id;
-}
-
 /* Whether close wakes every waiter and a closed end is ready to select:
  * with set_close_wakes(true), or on a channel made so (close_ready). Else
  * cosock's close: see close_channel. */
@@ -328,7 +136,7 @@ static int close_wakes(const chan_ref *c) { return cn_close_wakes(c->lp) || c->c
 static int tx_ready(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
   if (ch->cap < 0 || (ch->closed && close_wakes(c))) return 1;
-  if (line_first(L, c) != NULL) return 0;
+  if (cn_chan_line_first(L, c) != NULL) return 0;
   if (ch->cap > 0) return queued(ch) < ch->cap;
   return queued(ch) == 0 && rx_waiting(c);    /* rendezvous: a receiver waits */
 }
@@ -339,7 +147,7 @@ static int tx_ready(lua_State *L, const chan_ref *c) {
 static int rx_ready(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
   return ch->first <= ch->last || (ch->closed && close_wakes(c)) ||
-         (ch->cap == 0 && line_first(L, c) != NULL);
+         (ch->cap == 0 && cn_chan_line_first(L, c) != NULL);
 }
 
 /* close() from the sender (tx) or the receiver. Every sender in line leaves
@@ -358,12 +166,12 @@ static void close_channel(lua_State *L, const chan_ref *c, int tx) {
   lua_rawset(L, c->link);
   while ((e = cn_line_at(&ch->line, 0)) != NULL) {
     cn_line_entry got = *e;
-    int aux = push_aux(L, c);
+    int aux = cn_chan_push_aux(L, c);
     cn_line_pop(&ch->line);
     lua_pushnil(L);
-    set_pend(L, aux, got.id);
+    cn_chan_set_pend(L, aux, got.id);
     lua_pop(L, 1);
-    if (all || !tx) wake_entry(L, c, &got);
+    if (all || !tx) cn_chan_wake_entry(L, c, &got);
   }
   if (all || tx) wake_rx(L, c);
   if (all || !tx) cn_chan_wake_tx_selector(L, c);
@@ -409,12 +217,6 @@ static void push_tmo(lua_State *L, const cn_tmo *tmo) {
   else lua_pushnumber(L, tmo->secs);
 }
 
-static int fail(lua_State *L, const char *err) {
-  lua_pushnil(L);
-  lua_pushstring(L, err);
-  return 2;
-}
-
 /* ---------------------------------------------------------------- send */
 
 static int proxy_setwaker(lua_State *L);
@@ -447,13 +249,13 @@ static int queued_wake_failed(lua_State *L, const chan_ref *c, int msg) {
  * leaves the line, unsent, or returns true when a receive took it. direct:
  * it had made a direct wait, which it gives up. */
 static int line_wake_failed(lua_State *L, const chan_ref *c, lua_Integer id, int direct) {
-  int err = lua_gettop(L), aux = push_aux(L, c);
-  int type = push_pend(L, aux, id);
+  int err = lua_gettop(L), aux = cn_chan_push_aux(L, c);
+  int type = cn_chan_push_pend(L, aux, id);
   int taken = type == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == DELIVERED;
   if (direct) cn_prepark_taken(c->lp, cn_current_slot(c->lp));
   cn_line_remove(&c->ch->line, id);
   lua_pushnil(L);
-  set_pend(L, aux, id);                        /* (an existing key: no allocation) */
+  cn_chan_set_pend(L, aux, id);                        /* (an existing key: no allocation) */
   if (!taken) {
     lua_settop(L, err);
     return lua_error(L);
@@ -495,7 +297,7 @@ int cn_chan_send_wait(lua_State *L, const chan_ref *c, int first) {
   if (first ? first_timeout(L, 6, &tmo) : time_left(L, 6, &tmo)) return fail(L, "timeout");
   wid = cn_prepark(L, c->lp, K_SEND, &tmo, 0);
   if (wid != 0) {
-    id = join_line(L, c, 2, cn_current_slot(c->lp), wid);
+    id = cn_chan_join_line(L, c, 2, cn_current_slot(c->lp), wid);
     /* a rendezvous: the receiver can take it */
     if (c->ch->cap == 0 && wake_rx_p(L, c) != LUA_OK) return line_wake_failed(L, c, id, 1);
     lua_settop(L, 6);
@@ -515,14 +317,14 @@ int cn_chan_send_wait(lua_State *L, const chan_ref *c, int first) {
   lua_createtable(L, 2, 0);
   lua_pushvalue(L, 4);                         /* the queue: it names its channel */
   lua_rawseti(L, -2, 1);
-  lua_pushinteger(L, c->ch->ids + 1);          /* the id join_line gives */
+  lua_pushinteger(L, c->ch->ids + 1);          /* the id cn_chan_join_line gives */
   lua_rawseti(L, -2, 2);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &proxy_mt_key); /* setwaker, and a name */
   lua_setmetatable(L, -2);
   lua_rawseti(L, -2, 1);
   push_tmo(L, &tmo);
   lua_pushlightuserdata(L, CN_INTERNAL);
-  id = join_line(L, c, 2, -1, 0);
+  id = cn_chan_join_line(L, c, 2, -1, 0);
   if (c->ch->cap == 0 && wake_rx_p(L, c) != LUA_OK) return line_wake_failed(L, c, id, 0);
   return cn_yieldk(L, 4, (lua_KContext)id, send_k);
 }
@@ -537,18 +339,18 @@ static int send_k(lua_State *L, int status, lua_KContext ctx) {
   luaL_checkstack(L, 12, NULL);                /* (the resume values used some of its room) */
   lua_settop(L, 6);
   ref_at(L, &c, 3);
-  aux = push_aux(L, &c);
-  type = push_pend(L, aux, id);
+  aux = cn_chan_push_aux(L, &c);
+  type = cn_chan_push_pend(L, aux, id);
   if (type == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == DELIVERED) {
     lua_pushnil(L);
-    set_pend(L, aux, id);
+    cn_chan_set_pend(L, aux, id);
     lua_pushboolean(L, 1);
     return 1;
   }
   if (type != LUA_TNIL) {                      /* still in line: leave it, unsent */
     cn_line_remove(&c.ch->line, id);
     lua_pushnil(L);
-    set_pend(L, aux, id);
+    cn_chan_set_pend(L, aux, id);
   }
   lua_settop(L, 6);
   if (c.ch->closed) return fail(L, "closed");
@@ -577,7 +379,7 @@ int cn_chan_recv_try(lua_State *L, const chan_ref *c) {
     if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) cn_chan_serve_line(L, c);
     return 1;
   }
-  if (ch->cap == 0 && cn_line_len(&ch->line) > 0 && take_from_line(L, c)) return 1;
+  if (ch->cap == 0 && cn_line_len(&ch->line) > 0 && cn_chan_take_from_line(L, c)) return 1;
   if (ch->closed) return fail(L, "closed");
   return -1;
 }
@@ -760,7 +562,7 @@ static int fast_send(lua_State *L) {
 }
 
 /* The receiver's own receive: the common case inline (a message is queued). */
-int cn_chan_fast_receive(lua_State *L) {
+static int fast_receive(lua_State *L) {
   cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
   CN_RESUMABLE(L);
   if (ch->first > ch->last || lua_topointer(L, 1) != ch->rx) {
@@ -880,7 +682,7 @@ static int m_tx_setwaker(lua_State *L) {
   cn_chan_locate(L, 1, "setwaker");
   ref_at(L, &c, 4);
   if (lua_isnil(L, 3)) {
-    aux = push_aux(L, &c);
+    aux = cn_chan_push_aux(L, &c);
     lua_rawgeti(L, aux, AUX_SENDR);
     if (c.ch->tx_waker && !set_by_another_wait(L, &c)) {
       c.ch->tx_waker = 0;
@@ -891,7 +693,7 @@ static int m_tx_setwaker(lua_State *L) {
   }
   if (c.ch->tx_waker)
     return luaL_error(L, CN_MSG_WAKER_SET ", send can't be waited on from multiple places at once");
-  aux = push_aux(L, &c);
+  aux = cn_chan_push_aux(L, &c);
   lua_pushvalue(L, 3);
   lua_rawseti(L, aux, AUX_SENDR);
   c.ch->tx_waker = 1;
@@ -920,7 +722,7 @@ static int proxy_setwaker(lua_State *L) {
   memset(&c, 0, sizeof c);
   c.ch = lua_touserdata(L, 4);
   c.ud = 4;
-  aux = push_aux(L, &c);                       /* 5 */
+  aux = cn_chan_push_aux(L, &c);                       /* 5 */
   lua_rawgeti(L, aux, AUX_PROXY);              /* 6 */
   if (lua_isnil(L, 3)) {
     if (lua_rawgeti(L, 6, id) != LUA_TNIL) {
@@ -929,7 +731,7 @@ static int proxy_setwaker(lua_State *L) {
     }
     if (cn_line_remove(&c.ch->line, id)) {
       lua_pushnil(L);
-      set_pend(L, aux, id);
+      cn_chan_set_pend(L, aux, id);
     }
     return 0;
   }
@@ -1008,7 +810,7 @@ static int l_new(lua_State *L) {
   lua_pushboolean(L, 0);
   lua_setfield(L, 4, "closed");
   make_end(L, UPV(NEW_TX_MT), fast_send, "send");        /* 5 */
-  make_end(L, UPV(NEW_RX_MT), cn_chan_fast_receive, "receive");  /* 6 */
+  make_end(L, UPV(NEW_RX_MT), fast_receive, "receive");  /* 6 */
   ch->tx = lua_topointer(L, 5);
   ch->rx = lua_topointer(L, 6);
   return 2;
@@ -1054,7 +856,7 @@ static int l_senders(lua_State *L) {
   size_t i;
   cn_chan_link_ref(L, &c);
   for (i = 0; i < cn_line_len(&c.ch->line); i++)
-    if (entry_live(L, &c, cn_line_at(&c.ch->line, i))) n++;
+    if (cn_chan_entry_live(L, &c, cn_line_at(&c.ch->line, i))) n++;
   lua_pushinteger(L, n);
   return 1;
 }

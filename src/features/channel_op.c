@@ -37,7 +37,7 @@ static int bound_try_receive(lua_State *L) {
   cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
   chan_ref c;
   lua_settop(L, 0);
-  if (ch->first <= ch->last) {                 /* cn_chan_fast_receive's common case */
+  if (ch->first <= ch->last) {                 /* (a receiver's own receive's common case) */
     cn_chan_take_oldest(L, UPV(UP_QUEUE), ch);
     if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) {
       ref_up(L, &c, ch);
