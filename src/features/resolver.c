@@ -69,6 +69,7 @@
 #include "task.h"
 #include "waiters.h"
 #include "messages.h"
+#include "wakers.h"
 
 typedef struct dns_chan {
   cn_xtimer x;              /* first: the heap hands this pointer back */
@@ -434,12 +435,7 @@ static void take_waker(lua_State *L, cn_loop *lp, cn_dnslook *k, int ud) {
   cn_getuservalue(L, ud);
   if (k == NULL || !k->waker) return;
   k->waker = 0;
-  lua_pushnil(L);
-  cn_setuservalue(L, ud);
-  cn_push_ref(L, lp->dns.r->r_anchor);
-  lua_pushnil(L);
-  lua_rawsetp(L, -2, k);
-  lua_pop(L, 1);
+  cn_anchored_drop(L, lp->dns.r->r_anchor, k, ud);
 }
 
 /* __gc: the object goes; its lookup with it unless its query is in flight
@@ -482,12 +478,7 @@ static int box_setwaker(lua_State *L) {
   luaL_checktype(L, 3, LUA_TFUNCTION);
   if (k->waker)
     return luaL_error(L, "recvr " CN_MSG_SOCKET_WAKER_SET);
-  cn_push_ref(L, lp->dns.r->r_anchor);         /* anchored first: the only step that allocates */
-  lua_pushvalue(L, 1);
-  lua_rawsetp(L, -2, k);
-  lua_pop(L, 1);
-  lua_pushvalue(L, 3);
-  cn_setuservalue(L, 1);
+  cn_anchored_set(L, lp->dns.r->r_anchor, k, 1, 3);
   k->waker = 1;
   if (k->state == B_DONE) {
     done_unlink(lp, k);
@@ -827,6 +818,9 @@ static void destroy_all(cn_loop *lp) {
   while ((k = done_first(lp)) != NULL) done_unlink(lp, k);
 }
 
+/* (For reset: the lookup at key has no waker now.) */
+static void forget_waker(void *key) { ((cn_dnslook *)key)->waker = 0; }
+
 /* reset(): every lookup in flight ends and its answer is dropped; the
  * servers and options set stay. */
 static void dns_reset(lua_State *L, cn_loop *lp) {
@@ -834,21 +828,7 @@ static void dns_reset(lua_State *L, cn_loop *lp) {
   if (r == NULL) return;
   destroy_all(lp);
   /* The lookups with a waker: take it off (no allocation: fields to nil). */
-  cn_push_ref(L, r->r_anchor);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {                    /* anchor, key, object */
-    cn_dnslook *k = lua_touserdata(L, -2);     /* (the key) */
-    if (k != NULL) {
-      k->waker = 0;
-      lua_pushnil(L);
-      cn_setuservalue(L, -2);
-    }
-    lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    lua_pushnil(L);
-    lua_rawset(L, -4);                         /* (clearing a field during next is allowed) */
-  }
-  lua_pop(L, 1);
+  cn_anchored_clear(L, r->r_anchor, forget_waker);
 }
 
 static void dns_free(lua_State *L, cn_loop *lp) {

@@ -35,6 +35,7 @@
 #include "task.h"
 #include "timer_object.h"
 #include "messages.h"
+#include "wakers.h"
 
 #define ONE_YEAR (365.0 * 24 * 3600)
 
@@ -119,14 +120,7 @@ static void arm(cn_loop *lp, cn_tobj *t, double now) {
 /* Sets the waker of the timer t at index ud to the function at index fn:
  * anchors the timer first (the only step that can raise), then stores it. */
 static void set_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud, int fn) {
-  ud = lua_absindex(L, ud);
-  fn = lua_absindex(L, fn);
-  cn_push_ref(L, lp->timers.r_anchor);
-  lua_pushvalue(L, ud);
-  lua_rawsetp(L, -2, t);
-  lua_pop(L, 1);
-  lua_pushvalue(L, fn);
-  cn_setuservalue(L, ud);
+  cn_anchored_set(L, lp->timers.r_anchor, t, ud, fn);
   set_waker_flag(lp, t, 1);
 }
 
@@ -138,12 +132,7 @@ static void take_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud) {
   if (!t->waker) return;
   set_waker_flag(lp, t, 0);
   due_unlink(lp, t);
-  lua_pushnil(L);
-  cn_setuservalue(L, ud);
-  cn_push_ref(L, lp->timers.r_anchor);         /* fn, anchor */
-  lua_pushnil(L);
-  lua_rawsetp(L, -2, t);
-  lua_pop(L, 1);
+  cn_anchored_drop(L, lp->timers.r_anchor, t, ud);
 }
 
 /* CN_AT_TIMERS: calls the waker of each timer that came due (taking it off
@@ -408,25 +397,14 @@ void cn_tobj_open(lua_State *L, cn_loop *lp) {
   luaL_setfuncs(L, funcs, 1);
 }
 
+/* (For reset: the timer at key has no waker now; its count is zeroed after.) */
+static void forget_waker(void *key) { ((cn_tobj *)key)->waker = 0; }
+
 /* reset(): every timer made so far is dead (acts as cancelled) and loses
  * its waker; the anchor table is emptied (no allocation: fields to nil). */
 static void tobj_reset(lua_State *L, cn_loop *lp) {
   /* Every timer with a waker is in the anchor table: take the wakers off. */
-  cn_push_ref(L, lp->timers.r_anchor);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {                    /* anchor, key, timer */
-    cn_tobj *t = lua_touserdata(L, -1);
-    if (t != NULL) {
-      t->waker = 0;
-      lua_pushnil(L);
-      cn_setuservalue(L, -2);
-    }
-    lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    lua_pushnil(L);
-    lua_rawset(L, -4);                         /* (clearing a field during next is allowed) */
-  }
-  lua_pop(L, 1);
+  cn_anchored_clear(L, lp->timers.r_anchor, forget_waker);
   while (due_first(lp) != NULL) due_unlink(lp, due_first(lp));
   lp->timers.gen++;
   lp->timers.nwaited = 0;
