@@ -21,7 +21,11 @@ function m.spawn(fn, name)
   return handle
 end
 
-local STALL = "^cosock tried to call socket%.select with no sockets and no timeout"
+-- The loop's fixed words (src/loop/messages.h), as patterns of a message's start.
+local MSG = core.messages
+local function starts(words) return "^" .. words:gsub("%p", "%%%0") end
+local STALL, NON_WAKEABLE = starts(MSG.stall), starts(MSG.non_wakeable)
+local WAKER_SET = "^%a+ " .. starts(MSG.socket_waker_set):sub(2) -- (its kind comes first)
 
 -- Errors the loop itself raises (from C, so with no position) that cosock
 -- 0.2.0 raises from cosock.lua, with that file's position in front: a task's
@@ -30,8 +34,7 @@ local STALL = "^cosock tried to call socket%.select with no sockets and no timeo
 local function raised_by_loop(e)
   return e:find("^stack traceback:\n") or e:find("\nstack traceback:\n", 1, true)
     or e:find(STALL)
-    or e:find("^non%-wakeable socket") or e:find("^cosock: ")
-    or e:find("^%a+ waker already set, sockets can only block one thread per waker kind")
+    or e:find(NON_WAKEABLE) or e:find("^cosock: ") or e:find(WAKER_SET)
 end
 
 --- run(): the loop (cosock.core.run). What it raises is what cosock 0.2.0
@@ -124,7 +127,7 @@ require("cosock.lazy")(m, {
 local alwaysprint = print
 core.set_stall_hook(function() require("cosock.dump")(alwaysprint) end)
 -- Where cosock's own Lua code is (this file and lua/cosock/...): the
--- watchdog's "error" action waits until a task has left it (src/watchdog.c).
+-- watchdog's "error" action waits until a task has left it (src/features/watchdog.c).
 core.watchdog_library((debug.getinfo(1, "S").source:gsub("%.lua$", "")))
 
 return m

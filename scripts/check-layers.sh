@@ -7,8 +7,12 @@
 #   src/loop/      the loop core: nothing of features/ (features attach
 #                  through loop/hooks.h)
 #   src/features/  may include any of the above
-# and that no two folders hold a header of the same name (the build finds
-# headers by name across them). src/core.c, the module entry, names them all.
+# that no two folders hold a header of the same name (the build finds
+# headers by name across them), and that inside src/features/ and src/loop/
+# no files include each other's headers in a circle (a file and its header
+# are one node; the calls between them run one way: the features through
+# the hook interface, the loop's pass down to park, the fd index and the
+# tasks). src/core.c, the module entry, names them all.
 # Prints what breaks a rule, then one cmocka-style summary line (for
 # scripts/test-summary.sh); exits 1 when a rule is broken.
 #   scripts/check-layers.sh [SRC]     (SRC defaults to the tree's src/)
@@ -60,6 +64,23 @@ dups=$(for d in lib compat loop features; do ls "$src/$d" | grep '\.h$'; done | 
 for h in $dups; do
 	echo "check-layers: two folders hold a header named $h" >&2
 	bad=$((bad + 1))
+done
+# No circle of includes inside a folder: tsort finds one. An edge "a b":
+# a.c or a.h includes b.h (b's own header; b.c is b's other half).
+for d in features loop; do
+	edges=$(for f in "$src/$d"/*.[ch]; do
+		[ -f "$f" ] || continue
+		n=$(basename "$f"); n=${n%.*}
+		for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+			[ -f "$src/$d/$h" ] && [ "${h%.h}" != "$n" ] && echo "$n ${h%.h}"
+		done
+	done | sort -u)
+	[ -n "$edges" ] || continue
+	if ! circle=$(echo "$edges" | tsort 2>&1 >/dev/null) || [ -n "$circle" ]; then
+		echo "check-layers: files of src/$d/ include each other's headers in a circle:" >&2
+		echo "$circle" | sed -n 's/^tsort: \([^ :]*\)$/  \1/p' >&2
+		bad=$((bad + 1))
+	fi
 done
 if [ "$bad" -gt 0 ]; then
 	echo "[  FAILED  ] $bad test(s)."

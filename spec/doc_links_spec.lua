@@ -96,6 +96,39 @@ describe("the documents' links", function()
   end)
 end)
 
+-- The source files named in the code's comments and in the documents: each
+-- path "src/..." must name a file that exists (the folders moved files once).
+-- NEWS and bench/README.md are records of their day and keep its paths.
+local function named_paths(text)
+  local found = {}
+  for path in text:gmatch("%f[%w/]src/[%w_/]+%.[ch]%f[^%w_]") do found[#found + 1] = path end
+  return found
+end
+
+describe("the source paths named in comments and documents", function()
+  it("name files that exist", function()
+    local bad = {}
+    local list = assert(io.popen("ls src/*.[ch] src/*/*.[ch] lua/*.lua lua/cosock/*.lua lua/cosock/*/*.lua "
+      .. "doc/*.md README.md scripts/*.sh test/*.c spec/*.lua 2>/dev/null"))
+    for file in list:lines() do
+      local f = assert(io.open(file))
+      local text = f:read("*a")
+      f:close()
+      for _, path in ipairs(named_paths(text)) do
+        local g = io.open(path)
+        if g then g:close() else bad[#bad + 1] = file .. " names " .. path end
+      end
+    end
+    list:close()
+    assert.same({}, bad)
+  end)
+
+  it("are found where a comment names them", function()
+    assert.same({ "src/loop/park.c", "src/core.c" },
+      named_paths("-- (src/loop/park.c, and src/core.c) but not lib/src/x.c"))
+  end)
+end)
+
 describe("spec.support.markdown", function()
   it("makes GitHub's ids: punctuation dropped, spaces to hyphens, repeats numbered", function()
     assert.equal("module-cosocksocket", md.slug("Module `cosock.socket`"))

@@ -1,7 +1,7 @@
 -- A wrapper's send returns what LuaSocket's (and LuaSec's) send returns, as
 -- cosock 0.2.0 passes it: three values, the float index of the last byte
 -- sent, nil, nil; on the direct write of LuaSocket tcp{client} objects
--- (src/luasocket_tcp.c) and on the path through the inner send alike.
+-- (src/features/luasocket_tcp.c) and on the path through the inner send alike.
 
 local cosock = require "cosock"
 local net = require "spec.support.net"

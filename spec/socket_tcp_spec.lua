@@ -439,7 +439,7 @@ describe("cosock.socket.tcp", function()
     end)
 
     -- A whole-string send on a connected TCP socket is written to the fd by
-    -- the wrapper itself (src/wrapper.c send_direct); getstats must still count it.
+    -- the wrapper itself (src/features/wrapper.c send_direct); getstats must still count it.
     it("writes whole strings itself, and getstats/setstats count those bytes", function()
       local calls = net.count_tcp_calls("send", finally)
       local r = {}

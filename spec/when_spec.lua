@@ -1,6 +1,6 @@
 -- cosock.when: schedlua's predicates (seeds/000, "predicates and alarms"):
 -- wait, when, whenever, signal_on, and the loop's evaluation of them
--- (src/predicate.c). One describe per sentence of the contract in
+-- (src/features/predicate.c). One describe per sentence of the contract in
 -- doc/signals-and-predicates.md. No assertion is about how long anything
 -- took; the rate checks bound the number of calls by the time that passed,
 -- which only a loop that evaluates too often can break.

@@ -18,6 +18,7 @@
 #include "feature_list.h"
 #include "lib/clock.h"
 #include "loop_core.h"
+#include "messages.h"
 
 #define LOOP_MT "cosock.loop"
 
@@ -29,7 +30,7 @@ static int l_spawn(lua_State *L) {
   int site, line, guess;
   /* Named here: luaL_checktype would name it after however it was reached. */
   if (lua_type(L, 1) != LUA_TFUNCTION)
-    return luaL_error(L, "bad argument #1 to 'spawn' (function expected, got %s)",
+    return cn_argerror(L, 1, "spawn", "function expected, got %s",
                       luaL_typename(L, 1));
   lua_settop(L, 2);
   /* Everything Lua must allocate comes first: an error here changes nothing. */
@@ -94,7 +95,11 @@ static int l_monotime(lua_State *L) {
   return 1;
 }
 
-static void open_channel(lua_State *L, cn_loop *lp) { (void)lp; cn_channel_open(L); }
+static void open_channel(lua_State *L, cn_loop *lp) {
+  (void)lp;
+  cn_channel_open(L);
+  cn_channel_op_open(L);
+}
 static void open_socket(lua_State *L, cn_loop *lp) { cn_wrapper_open(L, lp); }
 static void open_signal(lua_State *L, cn_loop *lp) {
   (void)lp;
@@ -152,7 +157,7 @@ int luaopen_cosock_core(lua_State *L) {
     {"get_thread_metadata", cn_get_thread_metadata},
     {"thread_states", cn_thread_states},
     {"handle_is_self", cn_handle_is_self},
-    {"current_task", cn_current_task}, {"yield", cn_yield},
+    {"current_task", cn_current_task},
     {"stats", l_stats},
     {"monotime", l_monotime},
     {"ossignal_open", cn_ossignal_open},
@@ -183,6 +188,11 @@ int luaopen_cosock_core(lua_State *L) {
   luaL_newlibtable(L, funcs);                  /* loop, module */
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, funcs, 1);
+  lua_newtable(L);                             /* messages: name -> words (messages.h) */
+#define CN_MESSAGE_FIELD(name, words) lua_pushliteral(L, words); lua_setfield(L, -2, #name);
+  CN_MESSAGES(CN_MESSAGE_FIELD)
+#undef CN_MESSAGE_FIELD
+  lua_setfield(L, -2, "messages");
   cn_run_open(L, lp);
   cn_step_open(L);
   cn_acct_open(L, lp);

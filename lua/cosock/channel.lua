@@ -24,7 +24,7 @@
 ---                           protocol, so both ends can be passed to
 ---                           cosock.socket.select; one task at a time per end
 ---
---- The channels are implemented in C (src/channel.c); doc/channels.md and
+--- The channels are implemented in C (src/features/channel.c); doc/channels.md and
 --- doc/reference.md give the whole contract.
 
 local core = require "cosock.core"

@@ -108,7 +108,7 @@ end
 
 -- Is coroutine co suspended in core.pred_wait? With lua_yieldk that function
 -- is the top of its stack. Where the yield is emulated (5.1, 5.2, LuaJIT:
--- src/kcompat.c) core.pred_wait is a Lua wrapper around the C function, kept
+-- src/compat/kcompat.c) core.pred_wait is a Lua wrapper around the C function, kept
 -- in its upvalue "pred_wait"; the top is coroutine.yield, called from the
 -- lift's finish(f, ...) whose f is that C function.
 local raw_pred_wait = core.pred_wait

@@ -15,7 +15,7 @@
 ---                        the waker protocol of cosock's sockets, so a receiver
 ---                        goes in cosock.socket.select and cosock.op.readable.
 ---
---- A signalfd per receiver (src/ossignal.c): the signals are blocked before it
+--- A signalfd per receiver (src/features/ossignal.c): the signals are blocked before it
 --- is made, so none is lost or acted on in between. doc/service.md.
 
 local core = require "cosock.core"
@@ -65,7 +65,7 @@ function R:receive()
     end
     local left = deadline and deadline - core.monotime()
     if left and left <= 0 then return nil, "timeout" end
-    local _, _, err = coroutine.yield({ self }, nil, left)
+    local _, _, err = core.yield({ self }, nil, left) -- (raises in a cancelled scope)
     if err == "timeout" and not self._closed then
       local late = self.inner_sock:read()      -- (came with the deadline)
       if late then return late end

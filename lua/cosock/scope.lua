@@ -6,7 +6,7 @@
 --- on the spot): the cancelled task's pending wait raises `scope.cancelled`,
 --- so pcall-based cleanup, to-be-closed variables (Lua 5.4) and `s:defer`
 --- functions run as the error unwinds, and each later wait of the task
---- raises it again at once. The C side is src/cancel.c; this file keeps the
+--- raises it again at once. The C side is src/features/cancel.c; this file keeps the
 --- tree of scopes and tells the loop, task by task, what applies to it.
 --- doc/structured-concurrency.md is the guide.
 

@@ -311,7 +311,7 @@ function m.one(name, ...)
 end
 
 -- A task that one() woke and that is cancelled before it ran: the signal
--- goes to the next waiter (src/sigwait.c calls this from the cancel of a
+-- goes to the next waiter (src/features/sigwait.c calls this from the cancel of a
 -- task parked directly; node:setwaker(nil) for one waited on through it).
 function M.pass_on(node)
   local args = node.args

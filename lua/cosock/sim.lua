@@ -6,7 +6,7 @@
 --- with a seeded order for tasks that become ready together, and keeps a
 --- record of what happened. Nothing touches a real socket while it is on.
 ---
---- The loop's side is src/sim.c; the network is lua/cosock/sim/*.lua. This
+--- The loop's side is src/features/sim.c; the network is lua/cosock/sim/*.lua. This
 --- file is the public API and the switch: it points cosock.socket's
 --- constructors, cosock.dns and gettime at the simulation, and back.
 

@@ -11,8 +11,7 @@ local udp = require "cosock.socket.udp"
 local wrap = require "cosock.socket.wrap"
 
 local core = require "cosock.core"
-local yield = core.yield -- coroutine.yield, clearer outside a task
-local cancel_point = core.cancel_point
+local yield = core.yield -- coroutine.yield, clearer outside a task; ends as every wait ends
 local type, error, setmetatable, getmetatable, select =
   type, error, setmetatable, getmetatable, select
 local compat = require "cosock.compat"
@@ -28,21 +27,17 @@ local m = {}
 --- The loop resumes the task with the lists of ready objects (nil for a kind with
 --- none), or nil, nil, "timeout". A nil timeout waits without limit; zero or negative
 --- times out on the next pass.
-local function resumed(...)
-  if select(3, ...) == "timeout" then cancel_point() end -- a cancelled scope's task raises (cosock.scope)
-  return ...
-end
-
+--- In a cancelled scope, or past its deadline, the timeout raises the
+--- cancellation instead (core.yield: the end every wait has).
 function m.select(recvt, sendt, timeout)
-  return resumed(yield(recvt, sendt, timeout))
+  return yield(recvt, sendt, timeout)
 end
 
 --- sleep(t): give the processor to other tasks for t seconds; returns nothing.
 --- As in cosock 0.2.0, t goes to the loop unchecked: a numeric string works, and
 --- no t (nil) waits without a limit (until the task is cancelled).
 function m.sleep(t)
-  local _, _, err = yield(nil, nil, t)
-  if err == "timeout" then cancel_point() end
+  yield(nil, nil, t)
 end
 
 ---------------------------------------------------------------------------

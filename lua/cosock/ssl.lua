@@ -78,7 +78,7 @@ function tls:dohandshake()
   end
 end
 
--- receive: the tcp wrapper's, on the TLS stream (src/wrapper.c also reads
+-- receive: the tcp wrapper's, on the TLS stream (src/features/wrapper.c also reads
 -- OpenSSL 3's "unexpected eof while reading" as the peer closing).
 tls.receive = wrap.receive
 tls.send = wrap.send

@@ -25,7 +25,7 @@ local compat = require "cosock.compat"
 core.open "signal" -- (for waker_stale, src/features/wakers.c: a waiter passed over)
 
 local current_task, monotime, alive = core.current_task, core.monotime, core.task_alive
-local cancel_point, waker_stale = core.cancel_point, core.waker_stale
+local wait_end, waker_stale = core.wait_end, core.waker_stale
 local pcall, tointeger = compat.pcall, compat.tointeger
 local yield = coroutine.yield
 local type, error, pairs, setmetatable, getmetatable, tostring, huge, floor =
@@ -261,10 +261,10 @@ end
 -- acquire). Returns whether w was granted the permit.
 local function wait_in_line(w, recvt, wait)
   w.parked = true
-  yield(recvt, nil, wait)
+  local _, _, err = yield(recvt, nil, wait)
   w.parked = false
   if w.granted then return true end
-  cancel_point() -- a cancelled scope's task: raises (and leaves the line)
+  wait_end(err) -- (the end every wait has: in a cancelled scope it raises, and acquire takes w out of the line)
   return false
 end
 

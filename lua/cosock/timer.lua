@@ -1,6 +1,6 @@
 --- cosock.timer: timers for cosock tasks, in two families (doc/timers.md).
 ---
---- Timer objects, as the SmartThings hub's cosock has them (C: src/timer_object.c):
+--- Timer objects, as the SmartThings hub's cosock has them (C: src/features/timer_object.c):
 ---   create_oneshot(delay), create_interval(interval) -> timer
 ---   timer:handled(), timer:cancel(), timer:wait(), timer:settimeout(t),
 ---   timer:setwaker("recvr", fn): select sees a timer readable once it is due,
@@ -19,7 +19,7 @@ local yield = core.yield -- coroutine.yield, clearer outside a task
 local channel = require "cosock.channel"
 
 local monotime, spawn, grid_next = core.monotime, core.spawn, core.grid_next
-local timer_info, INTERNAL, cancel_point = core.timer_info, core.INTERNAL, core.cancel_point
+local timer_info, INTERNAL = core.timer_info, core.INTERNAL
 local methods = core.timer_methods
 
 local m = {}
@@ -74,7 +74,6 @@ function methods:wait()
       if timeout <= 0 then return nil, "timeout" end
     end
     local _, _, err = yield(recvt, nil, timeout, INTERNAL)
-    if err == "timeout" then cancel_point() end -- a cancelled scope's task (cosock.scope)
     state = timer_info(self)
     if err == "timeout" and state ~= "due" then return nil, "timeout" end
   end
@@ -93,8 +92,7 @@ function m.sleep_until(t)
   end
   local now = monotime()
   while now < t do
-    local _, _, err = yield(nil, nil, t - now)
-    if err == "timeout" then cancel_point() end
+    yield(nil, nil, t - now)
     now = monotime()
   end
 end

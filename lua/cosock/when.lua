@@ -9,7 +9,7 @@
 ---   signal_on(pred, signame, ...) -> handle  signal.all(signame, ...) once
 ---   set_interval(s) -> previous, get_interval() -> s
 ---
---- The loop evaluates the predicates (src/predicate.c), not a Lua task: once
+--- The loop evaluates the predicates (src/features/predicate.c), not a Lua task: once
 --- per pass after the ready tasks ran, and every interval (10 ms) while no
 --- task runs, so waiting predicates cost an idle program almost nothing.
 
@@ -23,7 +23,7 @@ local signal = require "cosock.signal"
 
 local spawn, pred_wait, pred_interval = core.spawn, core.pred_wait, core.pred_interval
 
--- pred_wait's flags (src/predicate.c)
+-- pred_wait's flags (src/features/predicate.c)
 local LATER = 1     -- park at once: the loop calls the predicate next
 local UNTIL_NIL = 2 -- a nil result ends the wait (returns nothing)
 

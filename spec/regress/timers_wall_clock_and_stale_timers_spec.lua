@@ -2,7 +2,7 @@
 -- them or fired them all) and cancelled timers stayed in the list until their
 -- deadline. cosock-native uses a monotonic clock and removes timers at once.
 -- (What can be seen from Lua: timers gone from stats as soon as the task is woken.
--- The clock itself is CLOCK_MONOTONIC in src/clock.c; a Lua spec cannot step it.)
+-- The clock itself is CLOCK_MONOTONIC in src/lib/clock.c; a Lua spec cannot step it.)
 
 local cosock = require "cosock"
 local net = require "spec.support.net"

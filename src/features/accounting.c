@@ -10,6 +10,7 @@
 #include "accounting.h"
 #include "mem.h"
 #include "run.h"
+#include "messages.h"
 
 /* Makes room for entries up to slot n - 1 (new ones zeroed). 0 on no
  * memory (nothing changed). */
@@ -100,7 +101,7 @@ static int l_set_accounting(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int was = lp->acct.on;
   if (lua_type(L, 1) != LUA_TBOOLEAN)
-    return luaL_error(L, "bad argument #1 to 'set_accounting' (boolean expected, got %s)",
+    return cn_argerror(L, 1, "set_accounting", "boolean expected, got %s",
                       luaL_typename(L, 1));
   if (lua_toboolean(L, 1) && !was) {
     if (lp->acct.alloc == NULL && (lp->acct.alloc = cn_alloc_count_install(L)) == NULL)

@@ -9,6 +9,8 @@
  * again times out at once and raises again: it can catch the error, but
  * never wait. A deadline caps the timeout of every wait of the task (park.c
  * arm_timer asks the hook's wait_cap), and past it the wait raises too.
+ * No wait names this file: every wait ends through park.c's cn_wait_end,
+ * which asks the hook's checkpoint.
  *
  * Why an error: it is the only thing every Lua version unwinds through
  * pcall and to-be-closed variables alike, and a task that meant to handle a
@@ -24,7 +26,7 @@
 #include "hooks.h"
 #include "lib/clock.h"
 #include "mem.h"
-#include "run.h"
+#include "park.h"
 #include "task.h"
 
 static char cancelled_key;                     /* registry: the cancellation value */
@@ -49,9 +51,12 @@ static void reserve(lua_State *L, cn_loop *lp, int slot) {
   lp->cancel.cap = cap;
 }
 
-void cn_cancel_point(lua_State *L, cn_loop *lp) {
-  cn_task *t = cn_task_get(lp, cn_current_slot(lp));
-  if (t == NULL || !(t->hooked & CN_SCOPED)) return;
+/* Raises the cancellation value when t, a scope's task, is cancelled or
+ * past its deadline; returns otherwise. The hook's checkpoint: the core asks
+ * it as a wait of t begins (cn_prepark) and as one ends timed out
+ * (park.c's cn_wait_end, the end every wait has). */
+static void checkpoint(lua_State *L, cn_loop *lp, cn_task *t) {
+  if (!(t->hooked & CN_SCOPED)) return;
   if (!(t->hooked & CN_CANCELLED)) {
     double d = deadline_of(lp, t);
     if (!(d > 0 && cn_clock_now() >= d)) return;
@@ -60,12 +65,20 @@ void cn_cancel_point(lua_State *L, cn_loop *lp) {
   lua_error(L);
 }
 
-void cn_cancel_request(cn_loop *lp, cn_task *t) {
+/* A parked wait ends now as if timed out (its end raises the cancellation
+ * value: checkpoint), a later one at once. */
+static void cancel_request(cn_loop *lp, cn_task *t) {
   t->hooked |= CN_CANCELLED;
-  if (t->state == T_PARKED) {                  /* as its timer would: the wait times out */
-    t->timed_out = 1;
-    cn_make_ready(lp, t);
-  }
+  cn_wait_cut(lp, t);
+}
+
+/* The hook's cancel question: handle:cancel() of a scope's task cancels it
+ * so that its cleanup runs, instead of dropping it. */
+static int cancel_task(cn_loop *lp, cn_task *t) {
+  if (!(t->hooked & CN_SCOPED)) return 0;
+  t->hooked |= CN_BY_HANDLE;                   /* (scope.lua: the cancel reaches every enclosing scope) */
+  cancel_request(lp, t);
+  return 1;
 }
 
 int cn_is_cancellation(lua_State *L, int idx) {
@@ -156,18 +169,9 @@ static int l_scope_mark(lua_State *L) {
   t->hooked |= CN_SCOPED;
   lp->cancel.deadline[t->slot] = deadline = deadline > 0 ? deadline : 0;
   if (!lua_toboolean(L, 2)) t->hooked &= (unsigned char)~CN_CANCELLED;
-  else if (!(t->hooked & CN_CANCELLED)) cn_cancel_request(lp, t);
-  /* A parked wait ends at the new deadline if that is earlier. */
-  if (t->state == T_PARKED && deadline > 0 && (!t->armed || deadline < t->deadline))
-    cn_timer_arm(lp, t, deadline);
+  else if (!(t->hooked & CN_CANCELLED)) cancel_request(lp, t);
+  cn_wait_recap(lp, t);                        /* a parked wait ends at the new deadline if earlier */
   return 3;
-}
-
-/* cancel_point(): raises the cancellation value when the running task is a
- * cancelled scope's task (or past its deadline); for the waits in Lua. */
-static int l_cancel_point(lua_State *L) {
-  cn_cancel_point(L, cn_loop_get(L));
-  return 0;
 }
 
 /* task_alive(co) -> whether co is a live task's coroutine (for cosock.sync,
@@ -195,18 +199,14 @@ static void cancel_free(lua_State *L, cn_loop *lp) {
   lp->cancel.cap = 0;
 }
 
-static void wait_begins(lua_State *L, cn_loop *lp, cn_task *t) {
-  (void)t;
-  cn_cancel_point(L, lp);
-}
-
 static int raised(lua_State *L, cn_loop *lp, int err) {
   (void)lp;
   return cn_is_cancellation(L, err) ? CN_ENDED_CANCELLED : CN_ENDED_RAISED;
 }
 
 static const cn_hook cancel_hook = {
-  .name = "cancel", .wait_cap = wait_cap, .wait_begins = wait_begins, .raised = raised,
+  .name = "cancel", .wait_cap = wait_cap, .checkpoint = checkpoint, .raised = raised,
+  .cancel = cancel_task,
   .free = cancel_free
 };
 
@@ -217,7 +217,7 @@ static int cancelled_tostring(lua_State *L) {
 
 void cn_cancel_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg funcs[] = {
-    {"scope_mark", l_scope_mark}, {"cancel_point", l_cancel_point}, {"task_alive", l_task_alive},
+    {"scope_mark", l_scope_mark}, {"task_alive", l_task_alive},
     {NULL, NULL}
   };
   luaL_checkstack(L, 4, NULL);

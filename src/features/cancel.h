@@ -15,22 +15,16 @@
  * for its own scope's cancellation. */
 enum { CN_SCOPED = 1, CN_CANCELLED = 2, CN_BY_HANDLE = 4 };
 
-/* Raises the cancellation value when the task the loop is resuming belongs
- * to a scope and is cancelled or past its deadline; returns otherwise. Each
- * wait calls it where it would return "timeout", and cn_prepark before a
- * wait begins. */
-void cn_cancel_point(lua_State *L, cn_loop *lp);
-/* Asks a scope's task to cancel: a parked wait ends now as if timed out
- * (its wait raises the cancellation value), a later one at once. */
-void cn_cancel_request(cn_loop *lp, cn_task *t);
 /* Whether the value at idx is the cancellation value. */
 int cn_is_cancellation(lua_State *L, int idx);
 
-/* Adds scope_mark, cancel_point, task_alive and cancelled to the module table on top
- * (the loop just below it), and registers the hook: a scope's task is `hooked`
+/* Adds scope_mark, task_alive and cancelled to the module table on top (the
+ * loop just below it), and registers the hook: a scope's task is `hooked`
  * (task.h), so the core asks it the task questions (hooks.h): wait_cap (its
- * cancel or deadline caps every wait), wait_begins (a cancelled task raises
- * instead of waiting), raised (its scope has its error, not the handler). */
+ * cancel or deadline caps every wait), checkpoint (a cancelled or expired
+ * task raises instead of waiting, and where a wait ends timed out), raised
+ * (its scope has its error, not the handler), cancel (handle:cancel() asks
+ * for its cleanup instead of dropping it). */
 void cn_cancel_open(lua_State *L, cn_loop *lp);
 
 #endif

@@ -27,104 +27,41 @@
  * (cosock.channel.sender / .receiver) do the same for any sender or receiver,
  * finding the state through self.link.queue.
  *
- * Waits use the loop as src/wrapper.c does: in the task's own coroutine the
+ * Waits use the loop as wrapper.c does: in the task's own coroutine the
  * task parks directly (cn_prepark, one yield, no waker protocol); elsewhere
  * (a coroutine whose yields the task forwards) the call yields the usual
  * (recvt, sendt, timeout, INTERNAL) and the loop calls setwaker: the receiver
- * itself, or for a send a small proxy object standing for its place in line. */
+ * itself, or for a send a small proxy object standing for its place in line.
+ *
+ * The line of senders (bounded channels and rendezvous) is channel_line.c's,
+ * cosock.op's tries and parks on channels channel_op.c's; what the three
+ * files share (the state, the parts of a channel, the queue, the tickets,
+ * the tries and waits of send and receive) is declared in chan_state.h.
+ * The calls run one way: channel_op.c -> channel.c -> channel_line.c. */
 #include "config.h"
 
 #include <string.h>
 
 #include <lauxlib.h>
 
-#include "cancel.h"
 #include "channel.h"
+#include "chan_state.h"
 #include "lib/chan_line.h"
 #include "lib/clock.h"
 #include "park.h"
 #include "run.h"
 #include "task.h"
 #include "fidelity.h"
+#include "messages.h"
 
-#define UNBOUNDED (-1)
-
-typedef struct cn_chan {
-  lua_Integer first, last;  /* positions of the oldest and the newest queued message */
-  lua_Integer cap;          /* UNBOUNDED, 0 (rendezvous) or the capacity */
-  lua_Integer ids;          /* the last id given to a sender in line */
-  lua_Integer rx_wid;       /* the receiver's ticket: the wait id (0: none) ... */
-  int rx_slot;              /* ... and the slot of its task */
-  unsigned char closed;
-  unsigned char close_ready; /* closed counts as ready here whatever set_close_wakes says */
-  unsigned char rx_waker;   /* link.waker holds the waker of a task in select */
-  unsigned char tx_waker;   /* aux[AUX_SENDR] holds the waker of a task in select */
-  unsigned char rx_op;      /* the ticket is a cosock.op perform's: another may wake it */
-  const void *tx, *rx;      /* the two ends (the fast paths check self against them) */
-  cn_line line;             /* senders waiting; its buffer is aux[AUX_BUF] */
-} cn_chan;
-
-/* The aux table's slots. */
-enum { AUX_SENDR = 1, AUX_BUF, AUX_PEND, AUX_PROXY };
-/* AUX_PEND: id -> the message of the sender in line (DELIVERED once taken).
- * AUX_PROXY: id -> the waker of a sender waiting through the protocol. */
-
-/* Upvalues of the per-end fast paths. */
-enum { UP_LOOP = 1, UP_CHAN, UP_QUEUE, UP_LINK };
-/* Upvalues of channel_new. */
-enum { NEW_LOOP = 1, NEW_TX_MT, NEW_RX_MT, NEW_QUEUE_MT };
-#define UPV(k) lua_upvalueindex(k)
-
-static const char nil_mark = 0, delivered_mark = 0, chan_key = 0, proxy_mt_key = 0;
-#define NILMARK ((void *)&nil_mark)        /* a nil message, in the queue or the line */
-#define DELIVERED ((void *)&delivered_mark) /* aux[AUX_PEND][id]: taken by a receive */
-
-/* Where one channel's parts are: stack indices or upvalue pseudo-indices. */
-typedef struct chan_ref {
-  cn_loop *lp;              /* NULL in a proxy's setwaker (it needs none) */
-  cn_chan *ch;
-  int ud, q, link;
-} chan_ref;
-
-static void ref_at(lua_State *L, chan_ref *c, int base) {
-  c->lp = cn_loop_get(L);
-  c->ch = lua_touserdata(L, base);
-  c->ud = base;
-  c->q = base + 1;
-  c->link = base + 2;
-}
-
-static void ref_up(lua_State *L, chan_ref *c, cn_chan *ch) {
-  c->lp = cn_loop_get(L);
-  c->ch = ch;
-  c->ud = UPV(UP_CHAN);
-  c->q = UPV(UP_QUEUE);
-  c->link = UPV(UP_LINK);
-}
-
-static lua_Integer queued(const cn_chan *ch) { return ch->last - ch->first + 1; }
-
-/* The queue's key for position pos. */
-static lua_Integer qindex(const cn_chan *ch, lua_Integer pos) {
-  return ch->cap > 0 ? (pos - 1) % ch->cap + 1 : pos;
-}
-
-/* Appends the message at index msg (absolute; nil or none: a nil message). */
-static void enqueue(lua_State *L, const chan_ref *c, int msg) {
-  cn_chan *ch = c->ch;
-  lua_Integer pos = ch->last + 1;
-  if (lua_type(L, msg) <= LUA_TNIL) lua_pushlightuserdata(L, NILMARK);
-  else lua_pushvalue(L, msg);
-  lua_rawseti(L, c->q, qindex(ch, pos));       /* may raise (memory): nothing changed yet */
-  ch->last = pos;
-}
+static const char chan_key = 0, proxy_mt_key = 0;
 
 /* Pushes the oldest message of ch's queue (at q) and takes it out. Lua 5.1
  * and LuaJIT take # of a table without its __len, and libraries read
  * #sender.link.queue: there the queue stays dense from 1 and the rest moves
  * down one, as cosock's own table.remove(queue, 1) does. (Setting keys that
  * exist allocates nothing.) */
-static void take_oldest(lua_State *L, int q, cn_chan *ch) {
+void cn_chan_take_oldest(lua_State *L, int q, cn_chan *ch) {
   lua_Integer i = qindex(ch, ch->first);
   lua_rawgeti(L, q, i);
 #if LUA_VERSION_NUM == 501
@@ -147,26 +84,7 @@ static void take_oldest(lua_State *L, int q, cn_chan *ch) {
   }
 }
 
-static void dequeue(lua_State *L, const chan_ref *c) { take_oldest(L, c->q, c->ch); }
-
-/* The task parked directly (cn_prepark) in wait wid, or NULL once that wait
- * ended (woken, timed out, cancelled). */
-static cn_task *ticket_task(cn_loop *lp, int slot, lua_Integer wid) {
-  cn_task *t = cn_task_get(lp, slot);
-  if (t == NULL || wid == 0 || t->waitid != wid || !t->bare || t->state != T_PARKED) return NULL;
-  return t;
-}
-
-/* The task parked in receive, or NULL (a stale ticket is dropped). */
-static cn_task *rx_ticket(const chan_ref *c) {
-  cn_task *t;
-  if (c->ch->rx_wid == 0) return NULL;
-  t = ticket_task(c->lp, c->ch->rx_slot, c->ch->rx_wid);
-  if (t == NULL) c->ch->rx_wid = 0;
-  return t;
-}
-
-static int rx_waiting(const chan_ref *c) { return c->ch->rx_waker || rx_ticket(c) != NULL; }
+static void dequeue(lua_State *L, const chan_ref *c) { cn_chan_take_oldest(L, c->q, c->ch); }
 
 /* Wakes whoever waits on the receiver: the task parked in receive, or the
  * select waker, taken off the link before it is called (a waker is used
@@ -208,181 +126,6 @@ static void wake_rx(lua_State *L, const chan_ref *c) {
   if (wake_rx_p(L, c) != LUA_OK) lua_error(L);
 }
 
-/* Pushes the channel's aux table, making it on first use. */
-static int push_aux(lua_State *L, const chan_ref *c) {
-  if (cn_getuservalue(L, c->ud) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_createtable(L, 4, 0);
-    lua_newtable(L);
-    lua_rawseti(L, -2, AUX_PEND);
-    lua_newtable(L);
-    lua_rawseti(L, -2, AUX_PROXY);
-    lua_pushvalue(L, -1);
-    cn_setuservalue(L, c->ud);
-  }
-  return lua_gettop(L);
-}
-
-/* aux[AUX_PEND][id] = the value on top (popped). */
-static void set_pend(lua_State *L, int aux, lua_Integer id) {
-  lua_rawgeti(L, aux, AUX_PEND);
-  lua_insert(L, -2);                           /* pend, value */
-  lua_rawseti(L, -2, id);
-  lua_pop(L, 1);
-}
-
-/* Pushes aux[AUX_PEND][id]; returns its type. */
-static int push_pend(lua_State *L, int aux, lua_Integer id) {
-  int type;
-  lua_rawgeti(L, aux, AUX_PEND);
-  type = lua_rawgeti(L, -1, id);
-  lua_remove(L, -2);
-  return type;
-}
-
-/* Does the sender of entry e still wait? A direct wait: its ticket says. A
- * wait through a proxy: its waker, once the loop gave one, goes stale when
- * the wait ends (a timeout its task has not seen yet, a cancel). */
-static int entry_live(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
-  int aux, stale;
-  if (e->slot >= 0) return ticket_task(c->lp, e->slot, e->wid) != NULL;
-  aux = push_aux(L, c);
-  lua_rawgeti(L, aux, AUX_PROXY);
-  lua_rawgeti(L, -1, e->id);
-  stale = cn_waker_stale(L, c->lp, -1);
-  lua_settop(L, aux - 1);
-  return !stale;
-}
-
-/* The first live sender in line, or NULL. Senders whose wait ended (a
- * timeout their task has not seen yet, a cancel) leave the line here, and
- * their messages with them: those were never sent. */
-static cn_line_entry *line_first(lua_State *L, const chan_ref *c) {
-  cn_line *l = &c->ch->line;
-  cn_line_entry *e;
-  while ((e = cn_line_at(l, 0)) != NULL && !entry_live(L, c, e)) {
-    lua_Integer id = e->id;
-    int aux;
-    cn_line_pop(l);
-    aux = push_aux(L, c);
-    lua_pushnil(L);
-    set_pend(L, aux, id);
-    lua_pop(L, 1);
-  }
-  return e;
-}
-
-/* Wakes the sender of entry e, which has left the line. Its waker's errors
- * are dropped (after a second call: a transient error must not cost the
- * sender its wake): the message has moved (a receive has it, or it is queued),
- * and a loop's waker that raised has woken its task all the same
- * (src/park.c); raising would take the message from the receive. */
-static void wake_entry(lua_State *L, const chan_ref *c, const cn_line_entry *e) {
-  int aux;
-  if (e->slot >= 0) {
-    cn_task *t = ticket_task(c->lp, e->slot, e->wid);
-    if (t != NULL) cn_deliver(L, c->lp, t, 0);
-    return;
-  }
-  aux = push_aux(L, c);
-  lua_rawgeti(L, aux, AUX_PROXY);
-  if (lua_rawgeti(L, -1, e->id) == LUA_TNIL) { /* no waker yet: its setwaker finds it done */
-    lua_settop(L, aux - 1);
-    return;
-  }
-  lua_pushnil(L);
-  lua_rawseti(L, aux + 1, e->id);
-  lua_replace(L, aux);                         /* waker, proxies */
-  lua_settop(L, aux);
-  lua_pushvalue(L, aux);
-  if (lua_pcall(L, 0, 0, 0) != LUA_OK) {       /* once more: a transient error (memory, an */
-    lua_pop(L, 1);                             /* interrupt) must not cost the sender its wake; */
-    lua_pushvalue(L, aux);                     /* a waker that ran already does nothing */
-    if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
-}
-
-/* Calls the sender's select waker, if any, taking it off first. Its errors
- * are dropped, as wake_entry's: a receive that made room has its message. */
-static void wake_tx_selector(lua_State *L, const chan_ref *c) {
-  int aux;
-  if (!c->ch->tx_waker) return;
-  c->ch->tx_waker = 0;
-  aux = push_aux(L, c);
-  lua_rawgeti(L, aux, AUX_SENDR);
-  lua_pushnil(L);
-  lua_rawseti(L, aux, AUX_SENDR);
-  lua_remove(L, aux);
-  if (lua_pcall(L, 0, 0, 0) != LUA_OK) lua_pop(L, 1);
-}
-
-/* After a receive made room in a bounded channel: the first senders in line
- * move their messages into the queue (each is woken to return true) while
- * there is room; room left over wakes the sender's select waker. */
-static void serve_line(lua_State *L, const chan_ref *c) {
-  cn_chan *ch = c->ch;
-  cn_line_entry *e;
-  while (queued(ch) < ch->cap && (e = line_first(L, c)) != NULL) {
-    cn_line_entry got = *e;
-    int aux = push_aux(L, c);
-    push_pend(L, aux, got.id);
-    enqueue(L, c, aux + 1);                    /* may raise: the sender is still in line */
-    lua_pushlightuserdata(L, DELIVERED);
-    set_pend(L, aux, got.id);
-    cn_line_pop(&ch->line);
-    lua_settop(L, aux - 1);
-    wake_entry(L, c, &got);
-  }
-  if (queued(ch) < ch->cap && cn_line_len(&ch->line) == 0) wake_tx_selector(L, c);
-}
-
-/* A rendezvous receive takes the message of the first sender in line and
- * wakes it. Pushes the message and returns 1, or returns 0 (nobody in line). */
-static int take_from_line(lua_State *L, const chan_ref *c) {
-  cn_line_entry *e = line_first(L, c), got;
-  int aux;
-  if (e == NULL) return 0;
-  got = *e;
-  aux = push_aux(L, c);
-  push_pend(L, aux, got.id);
-  lua_pushlightuserdata(L, DELIVERED);
-  set_pend(L, aux, got.id);
-  cn_line_pop(&c->ch->line);
-  lua_remove(L, aux);                          /* msg */
-  if (lua_touserdata(L, -1) == NILMARK) {
-    lua_pop(L, 1);
-    lua_pushnil(L);
-  }
-  wake_entry(L, c, &got);
-  return 1;
-}
-
-/* Puts a sender holding the message at msg at the end of the line; returns
- * its id. slot/wid: its direct wait, or -1/0 for one through a proxy. */
-static lua_Integer join_line(lua_State *L, const chan_ref *c, int msg, int slot, lua_Integer wid) {
-  cn_chan *ch = c->ch;
-  cn_line_entry e;
-  int aux = push_aux(L, c);
-  if (cn_line_full(&ch->line)) {
-    size_t cap = ch->line.cap ? ch->line.cap * 2 : 4;
-    cn_line_entry *buf = lua_newuserdata(L, cap * sizeof *buf);
-    /* Anchored before the move; nothing can collect the old one in between. */
-    lua_rawseti(L, aux, AUX_BUF);
-    cn_line_move(&ch->line, buf, cap);
-  }
-  e.id = ch->ids + 1;
-  e.wid = wid;
-  e.slot = slot;
-  if (lua_type(L, msg) <= LUA_TNIL) lua_pushlightuserdata(L, NILMARK);
-  else lua_pushvalue(L, msg);
-  set_pend(L, aux, e.id);                      /* may raise (memory): not in line yet */
-  ch->ids = e.id;
-  cn_line_push(&ch->line, &e);                 /* cannot fail: room was made above */
-  lua_settop(L, aux - 1);
-  return e.id;
-}
-
 /* Whether close wakes every waiter and a closed end is ready to select:
  * with set_close_wakes(true), or on a channel made so (close_ready). Else
  * cosock's close: see close_channel. */
@@ -393,7 +136,7 @@ static int close_wakes(const chan_ref *c) { return cn_close_wakes(c->lp) || c->c
 static int tx_ready(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
   if (ch->cap < 0 || (ch->closed && close_wakes(c))) return 1;
-  if (line_first(L, c) != NULL) return 0;
+  if (cn_chan_line_first(L, c) != NULL) return 0;
   if (ch->cap > 0) return queued(ch) < ch->cap;
   return queued(ch) == 0 && rx_waiting(c);    /* rendezvous: a receiver waits */
 }
@@ -404,7 +147,7 @@ static int tx_ready(lua_State *L, const chan_ref *c) {
 static int rx_ready(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
   return ch->first <= ch->last || (ch->closed && close_wakes(c)) ||
-         (ch->cap == 0 && line_first(L, c) != NULL);
+         (ch->cap == 0 && cn_chan_line_first(L, c) != NULL);
 }
 
 /* close() from the sender (tx) or the receiver. Every sender in line leaves
@@ -423,15 +166,15 @@ static void close_channel(lua_State *L, const chan_ref *c, int tx) {
   lua_rawset(L, c->link);
   while ((e = cn_line_at(&ch->line, 0)) != NULL) {
     cn_line_entry got = *e;
-    int aux = push_aux(L, c);
+    int aux = cn_chan_push_aux(L, c);
     cn_line_pop(&ch->line);
     lua_pushnil(L);
-    set_pend(L, aux, got.id);
+    cn_chan_set_pend(L, aux, got.id);
     lua_pop(L, 1);
-    if (all || !tx) wake_entry(L, c, &got);
+    if (all || !tx) cn_chan_wake_entry(L, c, &got);
   }
   if (all || tx) wake_rx(L, c);
-  if (all || !tx) wake_tx_selector(L, c);
+  if (all || !tx) cn_chan_wake_tx_selector(L, c);
 }
 
 /* ---------------------------------------------------------------- timeouts */
@@ -474,12 +217,6 @@ static void push_tmo(lua_State *L, const cn_tmo *tmo) {
   else lua_pushnumber(L, tmo->secs);
 }
 
-static int fail(lua_State *L, const char *err) {
-  lua_pushnil(L);
-  lua_pushstring(L, err);
-  return 2;
-}
-
 /* ---------------------------------------------------------------- send */
 
 static int proxy_setwaker(lua_State *L);
@@ -512,13 +249,13 @@ static int queued_wake_failed(lua_State *L, const chan_ref *c, int msg) {
  * leaves the line, unsent, or returns true when a receive took it. direct:
  * it had made a direct wait, which it gives up. */
 static int line_wake_failed(lua_State *L, const chan_ref *c, lua_Integer id, int direct) {
-  int err = lua_gettop(L), aux = push_aux(L, c);
-  int type = push_pend(L, aux, id);
+  int err = lua_gettop(L), aux = cn_chan_push_aux(L, c);
+  int type = cn_chan_push_pend(L, aux, id);
   int taken = type == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == DELIVERED;
   if (direct) cn_prepark_taken(c->lp, cn_current_slot(c->lp));
   cn_line_remove(&c->ch->line, id);
   lua_pushnil(L);
-  set_pend(L, aux, id);                        /* (an existing key: no allocation) */
+  cn_chan_set_pend(L, aux, id);                        /* (an existing key: no allocation) */
   if (!taken) {
     lua_settop(L, err);
     return lua_error(L);
@@ -530,7 +267,7 @@ static int line_wake_failed(lua_State *L, const chan_ref *c, lua_Integer id, int
 
 /* Sends the message at msg if that needs no wait. Returns the number of
  * results pushed (true; false, "closed"), or -1: the sender must wait. */
-static int send_try(lua_State *L, const chan_ref *c, int msg) {
+int cn_chan_send_try(lua_State *L, const chan_ref *c, int msg) {
   cn_chan *ch = c->ch;
   if (ch->closed) {
     lua_pushboolean(L, 0);
@@ -539,7 +276,7 @@ static int send_try(lua_State *L, const chan_ref *c, int msg) {
   }
   /* Room in a bounded channel means nobody is in line (a receive serves the
    * line when it makes room); should someone be, they go first. */
-  if (ch->cap > 0 && queued(ch) < ch->cap && cn_line_len(&ch->line) > 0) serve_line(L, c);
+  if (ch->cap > 0 && queued(ch) < ch->cap && cn_line_len(&ch->line) > 0) cn_chan_serve_line(L, c);
   /* A rendezvous send always waits in line: it is over when a receive has
    * taken its message (and returned it), not before. */
   if (ch->cap < 0 || (ch->cap > 0 && queued(ch) < ch->cap)) {
@@ -554,13 +291,13 @@ static int send_try(lua_State *L, const chan_ref *c, int msg) {
 static int send_k(lua_State *L, int status, lua_KContext ctx);
 
 /* Waits in line. Stack: 1 self, 2 msg, 3 ud, 4 queue, 5 link, 6 deadline. */
-static int send_wait(lua_State *L, const chan_ref *c, int first) {
+int cn_chan_send_wait(lua_State *L, const chan_ref *c, int first) {
   cn_tmo tmo;
   lua_Integer wid, id;
   if (first ? first_timeout(L, 6, &tmo) : time_left(L, 6, &tmo)) return fail(L, "timeout");
   wid = cn_prepark(L, c->lp, K_SEND, &tmo, 0);
   if (wid != 0) {
-    id = join_line(L, c, 2, cn_current_slot(c->lp), wid);
+    id = cn_chan_join_line(L, c, 2, cn_current_slot(c->lp), wid);
     /* a rendezvous: the receiver can take it */
     if (c->ch->cap == 0 && wake_rx_p(L, c) != LUA_OK) return line_wake_failed(L, c, id, 1);
     lua_settop(L, 6);
@@ -580,14 +317,14 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
   lua_createtable(L, 2, 0);
   lua_pushvalue(L, 4);                         /* the queue: it names its channel */
   lua_rawseti(L, -2, 1);
-  lua_pushinteger(L, c->ch->ids + 1);          /* the id join_line gives */
+  lua_pushinteger(L, c->ch->ids + 1);          /* the id cn_chan_join_line gives */
   lua_rawseti(L, -2, 2);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &proxy_mt_key); /* setwaker, and a name */
   lua_setmetatable(L, -2);
   lua_rawseti(L, -2, 1);
   push_tmo(L, &tmo);
   lua_pushlightuserdata(L, CN_INTERNAL);
-  id = join_line(L, c, 2, -1, 0);
+  id = cn_chan_join_line(L, c, 2, -1, 0);
   if (c->ch->cap == 0 && wake_rx_p(L, c) != LUA_OK) return line_wake_failed(L, c, id, 0);
   return cn_yieldk(L, 4, (lua_KContext)id, send_k);
 }
@@ -595,32 +332,31 @@ static int send_wait(lua_State *L, const chan_ref *c, int first) {
 /* After a wait in line: delivered (true), closed, timed out, or wait again. */
 static int send_k(lua_State *L, int status, lua_KContext ctx) {
   lua_Integer id = (lua_Integer)ctx;
-  int timed_out = lua_type(L, -1) == LUA_TSTRING; /* the loop's "timeout" */
+  int timed_out = cn_resumed_timeout(L, -1);
   int aux, type, r;
   chan_ref c;
   (void)status;
   luaL_checkstack(L, 12, NULL);                /* (the resume values used some of its room) */
   lua_settop(L, 6);
   ref_at(L, &c, 3);
-  aux = push_aux(L, &c);
-  type = push_pend(L, aux, id);
+  aux = cn_chan_push_aux(L, &c);
+  type = cn_chan_push_pend(L, aux, id);
   if (type == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == DELIVERED) {
     lua_pushnil(L);
-    set_pend(L, aux, id);
+    cn_chan_set_pend(L, aux, id);
     lua_pushboolean(L, 1);
     return 1;
   }
   if (type != LUA_TNIL) {                      /* still in line: leave it, unsent */
     cn_line_remove(&c.ch->line, id);
     lua_pushnil(L);
-    set_pend(L, aux, id);
+    cn_chan_set_pend(L, aux, id);
   }
   lua_settop(L, 6);
   if (c.ch->closed) return fail(L, "closed");
-  if (timed_out) cn_cancel_point(L, c.lp);     /* a scope's cancel ends a wait so */
-  if (timed_out) return fail(L, "timeout");
-  r = send_try(L, &c, 2);
-  return r >= 0 ? r : send_wait(L, &c, 0);
+  if (cn_wait_end(L, c.lp, timed_out)) return fail(L, "timeout");
+  r = cn_chan_send_try(L, &c, 2);
+  return r >= 0 ? r : cn_chan_send_wait(L, &c, 0);
 }
 
 /* send with stack 1 self, 2 msg, 3 ud, 4 queue, 5 link, 6 nil. */
@@ -628,22 +364,22 @@ static int send_from(lua_State *L) {
   chan_ref c;
   int r;
   ref_at(L, &c, 3);
-  r = send_try(L, &c, 2);
-  return r >= 0 ? r : send_wait(L, &c, 1);
+  r = cn_chan_send_try(L, &c, 2);
+  return r >= 0 ? r : cn_chan_send_wait(L, &c, 1);
 }
 
 /* ---------------------------------------------------------------- receive */
 
 /* Receives without waiting if possible. Returns the number of results
  * pushed (the message; nil, "closed"), or -1: the receiver must wait. */
-static int recv_try(lua_State *L, const chan_ref *c) {
+int cn_chan_recv_try(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
   if (ch->first <= ch->last) {
     dequeue(L, c);
-    if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) serve_line(L, c);
+    if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) cn_chan_serve_line(L, c);
     return 1;
   }
-  if (ch->cap == 0 && cn_line_len(&ch->line) > 0 && take_from_line(L, c)) return 1;
+  if (ch->cap == 0 && cn_line_len(&ch->line) > 0 && cn_chan_take_from_line(L, c)) return 1;
   if (ch->closed) return fail(L, "closed");
   return -1;
 }
@@ -661,7 +397,7 @@ static int recv_wait(lua_State *L, const chan_ref *c, int first) {
     c->ch->rx_slot = cn_current_slot(c->lp);
     c->ch->rx_wid = wid;
     c->ch->rx_op = 0;
-    if (c->ch->cap == 0) wake_tx_selector(L, c); /* a rendezvous has room now */
+    if (c->ch->cap == 0) cn_chan_wake_tx_selector(L, c); /* a rendezvous has room now */
     lua_settop(L, 5);
     lua_pushvalue(L, 1);
     return cn_yieldk(L, 1, (lua_KContext)wid, recv_k);
@@ -679,17 +415,16 @@ static int recv_wait(lua_State *L, const chan_ref *c, int first) {
 /* After a wait: a ticket still on the channel that is this wait's (ctx; it
  * timed out) is taken off; then the receive tries again. */
 static int recv_k(lua_State *L, int status, lua_KContext ctx) {
-  int timed_out = lua_type(L, -1) == LUA_TSTRING, r;
+  int timed_out = cn_resumed_timeout(L, -1), r;
   chan_ref c;
   (void)status;
   luaL_checkstack(L, 12, NULL);
   lua_settop(L, 5);
   ref_at(L, &c, 2);
   if (ctx != 0 && c.ch->rx_wid == (lua_Integer)ctx) c.ch->rx_wid = 0;
-  r = recv_try(L, &c);
+  r = cn_chan_recv_try(L, &c);
   if (r >= 0) return r;
-  if (timed_out) cn_cancel_point(L, c.lp);     /* a scope's cancel ends a wait so */
-  if (timed_out) return fail(L, "timeout");
+  if (cn_wait_end(L, c.lp, timed_out)) return fail(L, "timeout");
   return recv_wait(L, &c, 0);
 }
 
@@ -698,7 +433,7 @@ static int receive_from(lua_State *L) {
   chan_ref c;
   int r;
   ref_at(L, &c, 2);
-  r = recv_try(L, &c);
+  r = cn_chan_recv_try(L, &c);
   return r >= 0 ? r : recv_wait(L, &c, 1);
 }
 
@@ -706,7 +441,7 @@ static int receive_from(lua_State *L) {
 
 /* Finds the channel of the sender (tx) or receiver at index 1 and pushes its
  * userdata, queue and link. Raises naming fname for anything else. */
-static void locate(lua_State *L, int tx, const char *fname) {
+void cn_chan_locate(lua_State *L, int tx, const char *fname) {
   cn_chan *ch = NULL;
   int base = lua_gettop(L) + 1;
   luaL_checkstack(L, 4, NULL);
@@ -719,7 +454,7 @@ static void locate(lua_State *L, int tx, const char *fname) {
     }
   }
   if (ch == NULL || (tx ? ch->tx : ch->rx) != lua_topointer(L, 1))
-    luaL_error(L, "bad argument #1 to '%s' (cosock.channel %s expected, got %s)", fname,
+    cn_argerror(L, 1, fname, "cosock.channel %s expected, got %s",
                tx ? "sender" : "receiver",
                ch != NULL ? (tx ? "a receiver" : "a sender") : luaL_typename(L, 1));
   lua_rotate(L, base, 1);                      /* ud, link, queue */
@@ -730,7 +465,7 @@ static void locate(lua_State *L, int tx, const char *fname) {
 static int m_send(lua_State *L) {
   CN_RESUMABLE(L);
   lua_settop(L, 2);
-  locate(L, 1, "send");
+  cn_chan_locate(L, 1, "send");
   lua_pushnil(L);
   return send_from(L);
 }
@@ -739,7 +474,7 @@ static int m_send(lua_State *L) {
 static int m_receive(lua_State *L) {
   CN_RESUMABLE(L);
   lua_settop(L, 1);
-  locate(L, 0, "receive");
+  cn_chan_locate(L, 0, "receive");
   lua_pushnil(L);
   return receive_from(L);
 }
@@ -753,10 +488,10 @@ static int l_try_send(lua_State *L) {
   chan_ref c;
   int r;
   lua_settop(L, 2);
-  locate(L, 1, "send");
+  cn_chan_locate(L, 1, "send");
   lua_pushnil(L);
   ref_at(L, &c, 3);
-  r = send_try(L, &c, 2);
+  r = cn_chan_send_try(L, &c, 2);
   return r >= 0 ? r : fail(L, "timeout");
 }
 
@@ -764,10 +499,10 @@ static int l_try_receive(lua_State *L) {
   chan_ref c;
   int r;
   lua_settop(L, 1);
-  locate(L, 0, "receive");
+  cn_chan_locate(L, 0, "receive");
   lua_pushnil(L);
   ref_at(L, &c, 2);
-  r = recv_try(L, &c);
+  r = cn_chan_recv_try(L, &c);
   return r >= 0 ? r : fail(L, "timeout");
 }
 
@@ -777,7 +512,7 @@ static int l_try_receive(lua_State *L) {
 static int l_ready(lua_State *L) {
   chan_ref c;
   lua_settop(L, 1);
-  locate(L, 0, "receive");
+  cn_chan_locate(L, 0, "receive");
   ref_at(L, &c, 2);
   /* (not rx_ready: a closed, empty receiver is not ready to select, as on
    * cosock, but its receive returns nil, "closed" without waiting) */
@@ -790,11 +525,11 @@ static int l_send_untimed(lua_State *L) {
   int r;
   CN_RESUMABLE(L);
   lua_settop(L, 2);
-  locate(L, 1, "send");
+  cn_chan_locate(L, 1, "send");
   lua_pushnil(L);                              /* 6: no deadline */
   ref_at(L, &c, 3);
-  r = send_try(L, &c, 2);
-  return r >= 0 ? r : send_wait(L, &c, 0);
+  r = cn_chan_send_try(L, &c, 2);
+  return r >= 0 ? r : cn_chan_send_wait(L, &c, 0);
 }
 
 /* The sender's own send: the common case inline (nothing waits, no line). */
@@ -839,321 +574,19 @@ static int fast_receive(lua_State *L) {
     lua_pushnil(L);
     return receive_from(L);
   }
-  take_oldest(L, UPV(UP_QUEUE), ch);
+  cn_chan_take_oldest(L, UPV(UP_QUEUE), ch);
   if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) {
     chan_ref c;
     ref_up(L, &c, ch);
-    serve_line(L, &c);
+    cn_chan_serve_line(L, &c);
   }
-  return 1;
-}
-
-/* A receiver's bound try (cosock.op's recv): a receive that never waits,
- * with the channel's parts as upvalues as in the receiver's own receive (no
- * lookup per call). Returns the message, or nil, "closed", or the mark
- * NOMSG when there is nothing to take; never touches the end's timeout. */
-static const char nomsg_mark = 0;
-#define NOMSG ((void *)&nomsg_mark)
-
-/* The bound try's work, the channel's parts at ud, ud + 1, ud + 2 (stack
- * indices). Pushes what it returns and returns how many. */
-static int try_at(lua_State *L, int ud) {
-  chan_ref c;
-  int r;
-  ref_at(L, &c, ud);
-  r = recv_try(L, &c);
-  if (r >= 0) return r;
-  lua_pushlightuserdata(L, NOMSG);
-  return 1;
-}
-
-static int bound_try_receive(lua_State *L) {
-  cn_chan *ch = lua_touserdata(L, UPV(UP_CHAN));
-  chan_ref c;
-  lua_settop(L, 0);
-  if (ch->first <= ch->last) {                 /* fast_receive's common case */
-    take_oldest(L, UPV(UP_QUEUE), ch);
-    if (ch->cap > 0 && (cn_line_len(&ch->line) > 0 || ch->tx_waker)) {
-      ref_up(L, &c, ch);
-      serve_line(L, &c);
-    }
-    return 1;
-  }
-  lua_pushvalue(L, UPV(UP_CHAN));
-  lua_pushvalue(L, UPV(UP_QUEUE));
-  lua_pushvalue(L, UPV(UP_LINK));
-  return try_at(L, 1);
-}
-
-/* Pushes fn closed over the loop and the parts of receiver 1, as the
- * receiver's own receive is (a bound function of cosock.op's recv). */
-static int bind_receiver(lua_State *L, lua_CFunction fn) {
-  lua_settop(L, 1);
-  locate(L, 0, "recv");                        /* 2 ud, 3 queue, 4 link */
-  lua_pushvalue(L, UPV(UP_LOOP));
-  lua_insert(L, 2);
-  lua_pushcclosure(L, fn, 4);
-  return 1;
-}
-
-/* channel_try_fn(rx) -> the bound try of receiver rx (its NOMSG mark is
- * cosock.core.channel_nomsg). */
-static int l_try_fn(lua_State *L) { return bind_receiver(L, bound_try_receive); }
-
-/* Where yields are emulated (Lua 5.1, 5.2, LuaJIT: cn_yieldk) a C function
- * that waits is resumed through a Lua wrapper (cn_lift) outside cosock's own
- * Lua code as the watchdog sees it: a message its continuation took could
- * be lost to an interrupt there. So try_first parks a perform's receives and
- * sends a lone send only where lua_yieldk is; elsewhere the perform takes
- * its messages from cosock's own code. */
-#ifndef CN_EMULATED_K
-#define OP_PARKS 1
-#else
-#define OP_PARKS 0
-#endif
-
-static void link_ref(lua_State *L, chan_ref *c);
-
-/* channel_unpark(link): wakes the perform parked in the receiver by
- * try_first, if any (it tries again, then waits the way the receiver's
- * other waiters do); a plain receive's ticket is left alone. */
-static int l_unpark(lua_State *L) {
-  chan_ref c;
-  cn_task *t;
-  link_ref(L, &c);
-  if (c.ch->rx_op && (t = rx_ticket(&c)) != NULL) {
-    c.ch->rx_wid = 0;
-    cn_deliver(L, c.lp, t, 0);
-  }
-  return 0;
-}
-
-/* The channels of the fast list at fast (stack index), as a userdata of
- * cn_chan pointers (pushed), for try_first's look at each: an empty, open
- * channel with nobody in line has nothing to take, and is passed over
- * without its full try. The operation holds the list, the list the nodes
- * and the nodes their channels: the pointers live as long as the op. */
-static void push_chans(lua_State *L, int fast, lua_Integer n) {
-  cn_chan **cs = lua_newuserdata(L, (size_t)(n > 0 ? n : 1) * sizeof *cs);
-  lua_Integer i;
-  for (i = 1; i <= n; i++) {
-    lua_rawgeti(L, fast, i);
-    lua_pushliteral(L, "b");
-    if (lua_type(L, -2) != LUA_TTABLE || lua_rawget(L, -2) != LUA_TFUNCTION ||
-        lua_tocfunction(L, -1) != bound_try_receive)
-      luaL_error(L, "cosock.op: a broken operation (its receive %d has no bound try)", (int)i);
-    lua_getupvalue(L, -1, UP_CHAN);
-    cs[i - 1] = lua_touserdata(L, -1);
-    lua_pop(L, 3);
-  }
-}
-
-#if OP_PARKS
-/* An operation that is one send (its impl: upvalue 7) on a sender without
- * a timeout, at 1 (its fast list, nil, on top): sends as the sender's own
- * send does, waiting in line, and returns true, or nil, "closed". Returns
- * -1 for any other operation. */
-static int first_send(lua_State *L) {
-  chan_ref c;
-  int r;
-  lua_pushvalue(L, UPV(6));                    /* "impl" */
-  if (lua_rawget(L, 1) != LUA_TTABLE || !lua_rawequal(L, -1, UPV(7))) return -1;
-  lua_pushvalue(L, UPV(8));                    /* "a" */
-  if (lua_rawget(L, 1) != LUA_TTABLE) return -1;
-  lua_pushvalue(L, UPV(9));                    /* "timeout" */
-  if (lua_rawget(L, -2) != LUA_TNIL) return -1;
-  lua_pushvalue(L, UPV(5));                    /* "b" */
-  lua_rawget(L, 1);                            /* 1 op, 2 mt, 3, 4 impl, 5 tx, 6 nil, 7 msg */
-  lua_replace(L, 2);
-  lua_replace(L, 3);
-  lua_replace(L, 1);
-  lua_settop(L, 2);                            /* 1 tx, 2 msg */
-  locate(L, 1, "send");                        /* 3 ud, 4 queue, 5 link */
-  lua_pushnil(L);                              /* 6: no deadline */
-  ref_at(L, &c, 3);
-  r = send_try(L, &c, 2);
-  if (r == 2) {                                /* false, "closed": a perform's nil, "closed" */
-    lua_pushnil(L);
-    lua_replace(L, -3);
-  }
-  return r >= 0 ? r : send_wait(L, &c, 1);
-}
-
-#endif
-
-/* Tries the receives of the fast list at fast (their channels' pointers in
- * cs) in order, passing over a channel with nothing to take. Returns the
- * number of results pushed (a message, or nil, "closed"), or -1 with the
- * stack as it was. Uses try_first's upvalue "b". */
-static int try_each(lua_State *L, int fast, cn_chan *const *cs, lua_Integer n) {
-  int top = lua_gettop(L);
-  lua_Integer i;
-  for (i = 1; i <= n; i++) {
-    const cn_chan *ch = cs[i - 1];
-    int k;
-    if (ch->first > ch->last && !ch->closed && cn_line_len(&ch->line) == 0) continue;
-    lua_rawgeti(L, fast, i);                   /* node */
-    lua_pushvalue(L, UPV(5));                  /* "b" */
-    lua_rawget(L, -2);                         /* its bound try: its channel's parts */
-    lua_getupvalue(L, top + 2, UP_CHAN);
-    lua_getupvalue(L, top + 2, UP_QUEUE);
-    lua_getupvalue(L, top + 2, UP_LINK);
-    k = try_at(L, top + 3);
-    if (lua_touserdata(L, -1) != NOMSG || k > 1) return k; /* (a message, or nil, "closed") */
-    lua_settop(L, top);
-  }
-  return -1;
-}
-
-#if OP_PARKS
-static int park_k(lua_State *L, int status, lua_KContext ctx);
-
-/* A perform of receives alone with nothing to take, stack 1 op, 2 mt, 3 fast,
- * 4 chans: while nobody else waits on any of its receivers it parks in
- * each channel at once, one wait holding each receiver's ticket (as a plain
- * receive's, without the receiver's timeout, marked as a perform's:
- * rx_op). The first wake ends the wait and the other tickets with it (a
- * ticket names its wait); another perform that needs a receiver wakes it
- * (channel_unpark). Returns NOMSG, 0 when it cannot park. */
-static int park_all(lua_State *L, cn_loop *lp, cn_chan *const *cs, lua_Integer n) {
-  chan_ref c;
-  lua_Integer i, wid;
-  cn_tmo tmo;
-  c.lp = lp;
-  for (i = 0; i < n; i++) {
-    c.ch = cs[i];
-    if (rx_waiting(&c)) return -1;
-  }
-  lua_rawgeti(L, 3, 1);                        /* 5 the first node */
-  lua_pushvalue(L, UPV(8));                    /* "a" */
-  lua_rawget(L, 5);                            /* 6 its receiver: what the wait shows */
-  lua_replace(L, 1);
-  lua_settop(L, 4);
-  lua_remove(L, 2);                            /* 1 rx, 2 fast, 3 chans */
-  tmo.set = 0;
-  if ((wid = cn_prepark(L, lp, K_RECV, &tmo, 0)) == 0) return -1;
-  for (i = 0; i < n; i++) {
-    cs[i]->rx_slot = cn_current_slot(lp);
-    cs[i]->rx_wid = wid;
-    cs[i]->rx_op = 1;
-  }
-  for (i = 0; i < n; i++) {                    /* a rendezvous has room now */
-    if (cs[i]->cap != 0 || !cs[i]->tx_waker) continue;
-    lua_rawgeti(L, 2, i + 1);
-    lua_pushvalue(L, UPV(5));
-    lua_rawget(L, -2);
-    lua_getupvalue(L, -1, UP_CHAN);
-    c.ch = cs[i];
-    c.ud = lua_gettop(L);
-    wake_tx_selector(L, &c);
-    lua_settop(L, 3);
-  }
-  lua_pushvalue(L, 1);
-  return cn_yieldk(L, 1, (lua_KContext)wid, park_k);
-}
-
-/* After the wait: its tickets still on the channels are taken off, the
- * scope's cancel point is passed, and the receives are tried again: NOMSG, 4
- * when none has anything. Stack 1 rx, 2 fast, 3 chans. */
-static int park_k(lua_State *L, int status, lua_KContext ctx) {
-  cn_chan *const *cs;
-  lua_Integer i, n;
-  int r;
-  (void)status;
-  luaL_checkstack(L, 12, NULL);
-  lua_settop(L, 3);
-  cs = lua_touserdata(L, 3);
-  n = (lua_Integer)lua_rawlen(L, 2);
-  for (i = 0; i < n; i++)
-    if (cs[i]->rx_wid == (lua_Integer)ctx) cs[i]->rx_wid = 0;
-  cn_cancel_point(L, cn_loop_get(L));          /* a cancelled scope's task raises here */
-  r = try_each(L, 2, cs, n);
-  if (r >= 0) return r;
-  lua_pushlightuserdata(L, NOMSG);
-  lua_pushinteger(L, 4);
-  return 2;
-}
-#endif
-
-/* The first tries of a cosock.op perform, in one call (upvalues: loop, the
- * operations' metatable, the keys "fast", "chans", "b", "impl", the sends'
- * impl, the keys "a", "timeout"). For an operation made of receives alone,
- * try_first(op) returns what the first receive that can complete returned
- * (the message, or nil, "closed"); with nothing to take it waits in the
- * channels (park_all, where OP_PARKS). A lone send on a sender without a
- * timeout is sent (first_send, where OP_PARKS). Otherwise it returns NOMSG
- * and why: 0, none could complete (and it did not wait: another waits on
- * one of the receivers, or no direct park here); 1, op is no operation; 2,
- * no task runs; 3, op is not made of receives alone (its fast list is
- * false); 4, it waited and was woken with nothing to take (call it again).
- * The caller raises its own errors. */
-static int try_first(lua_State *L) {
-  cn_loop *lp = cn_loop_get(L);
-  cn_task *t;
-  lua_Integer n;
-  int why = 0;
-  lua_settop(L, 1);
-  if (!lua_getmetatable(L, 1) || !lua_rawequal(L, -1, UPV(2))) why = 1;
-  else if (cn_current_slot(lp) < 0 || (t = cn_task_get(lp, cn_current_slot(lp))) == NULL ||
-           t->co == NULL)
-    why = 2;                                    /* (as cosock.core.current_task) */
-  else {
-    lua_pushvalue(L, UPV(3));                   /* "fast" */
-    if (lua_rawget(L, 1) != LUA_TTABLE) {       /* 1 op, 2 mt, 3 fast */
-#if OP_PARKS
-      int r = first_send(L);
-      if (r >= 0) return r;
-      lua_settop(L, 3);
-#endif
-      why = 3;
-    }
-  }
-  if (why == 0) {
-    cn_chan **cs;
-    int r;
-    n = (lua_Integer)lua_rawlen(L, 3);
-    lua_pushvalue(L, UPV(4));                   /* "chans" */
-    if (lua_rawget(L, 1) != LUA_TUSERDATA || lua_rawlen(L, 4) != (size_t)(n > 0 ? n : 1) * sizeof *cs) {
-      lua_pop(L, 1);
-      push_chans(L, 3, n);
-      lua_pushvalue(L, UPV(4));
-      lua_pushvalue(L, 4);
-      lua_rawset(L, 1);                         /* (may raise: nothing taken yet) */
-    }
-    cs = lua_touserdata(L, 4);                  /* 4 chans */
-    if ((r = try_each(L, 3, cs, n)) >= 0) return r;
-#if OP_PARKS
-    if (n > 0 && (r = park_all(L, lp, cs, n)) >= 0) return r;
-#endif
-  }
-  lua_pushlightuserdata(L, NOMSG);
-  lua_pushinteger(L, why);
-  return 2;
-}
-
-/* channel_try_first_fn(mt, send_impl) -> try_first for the operations'
- * metatable mt and the sends' impl table. */
-static int l_try_first_fn(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lua_settop(L, 2);
-  lua_pushvalue(L, UPV(UP_LOOP));              /* 3 */
-  lua_pushvalue(L, 1);
-  lua_pushliteral(L, "fast");
-  lua_pushliteral(L, "chans");
-  lua_pushliteral(L, "b");
-  lua_pushliteral(L, "impl");
-  lua_pushvalue(L, 2);
-  lua_pushliteral(L, "a");
-  lua_pushliteral(L, "timeout");
-  lua_pushcclosure(L, try_first, 9);
   return 1;
 }
 
 static int close_end(lua_State *L, int tx) {
   chan_ref c;
   lua_settop(L, 1);
-  locate(L, tx, "close");
+  cn_chan_locate(L, tx, "close");
   ref_at(L, &c, 2);
   close_channel(L, &c, tx);
   return 0;
@@ -1167,13 +600,13 @@ static int m_rx_close(lua_State *L) { return close_end(L, 0); }
  * receiver:settimeout. A number is kept as given (an integer stays one). */
 static int settimeout_end(lua_State *L, int tx) {
   lua_settop(L, 2);
-  locate(L, tx, "settimeout");
+  cn_chan_locate(L, tx, "settimeout");
   lua_pushliteral(L, "timeout");
   if (!lua_isnil(L, 2)) {
     int isnum;
     lua_Number n = lua_tonumberx(L, 2, &isnum);
     if (!isnum || n != n)
-      return luaL_error(L, "bad argument #1 to 'settimeout' (number expected, got %s)",
+      return cn_argerror(L, 1, "settimeout", "number expected, got %s",
                         isnum ? "nan" : luaL_typename(L, 2));
     if (lua_type(L, 2) == LUA_TNUMBER) lua_pushvalue(L, 2);
     else lua_pushnumber(L, n);                 /* a numeric string: its number */
@@ -1212,7 +645,7 @@ static int m_rx_setwaker(lua_State *L) {
   chan_ref c;
   lua_settop(L, 3);
   check_kind(L, "recvr");
-  locate(L, 0, "setwaker");
+  cn_chan_locate(L, 0, "setwaker");
   ref_at(L, &c, 4);
   if (lua_isnil(L, 3)) {
     /* The loop takes back the waker of a task in select. A ticket is
@@ -1228,13 +661,13 @@ static int m_rx_setwaker(lua_State *L) {
     return 0;
   }
   if (rx_waiting(&c))
-    return luaL_error(L, "waker already set, receive can't be waited on from multiple places at once");
+    return luaL_error(L, CN_MSG_WAKER_SET ", receive can't be waited on from multiple places at once");
   lua_pushliteral(L, "waker");
   lua_pushvalue(L, 3);
   lua_rawset(L, c.link);
   c.ch->rx_waker = 1;
   if (rx_ready(L, &c)) wake_rx(L, &c);
-  else if (c.ch->cap == 0) wake_tx_selector(L, &c); /* a rendezvous has room now */
+  else if (c.ch->cap == 0) cn_chan_wake_tx_selector(L, &c); /* a rendezvous has room now */
   return 0;
 }
 
@@ -1246,10 +679,10 @@ static int m_tx_setwaker(lua_State *L) {
   int aux;
   lua_settop(L, 3);
   check_kind(L, "sendr");
-  locate(L, 1, "setwaker");
+  cn_chan_locate(L, 1, "setwaker");
   ref_at(L, &c, 4);
   if (lua_isnil(L, 3)) {
-    aux = push_aux(L, &c);
+    aux = cn_chan_push_aux(L, &c);
     lua_rawgeti(L, aux, AUX_SENDR);
     if (c.ch->tx_waker && !set_by_another_wait(L, &c)) {
       c.ch->tx_waker = 0;
@@ -1259,12 +692,12 @@ static int m_tx_setwaker(lua_State *L) {
     return 0;
   }
   if (c.ch->tx_waker)
-    return luaL_error(L, "waker already set, send can't be waited on from multiple places at once");
-  aux = push_aux(L, &c);
+    return luaL_error(L, CN_MSG_WAKER_SET ", send can't be waited on from multiple places at once");
+  aux = cn_chan_push_aux(L, &c);
   lua_pushvalue(L, 3);
   lua_rawseti(L, aux, AUX_SENDR);
   c.ch->tx_waker = 1;
-  if (tx_ready(L, &c)) wake_tx_selector(L, &c);
+  if (tx_ready(L, &c)) cn_chan_wake_tx_selector(L, &c);
   return 0;
 }
 
@@ -1289,7 +722,7 @@ static int proxy_setwaker(lua_State *L) {
   memset(&c, 0, sizeof c);
   c.ch = lua_touserdata(L, 4);
   c.ud = 4;
-  aux = push_aux(L, &c);                       /* 5 */
+  aux = cn_chan_push_aux(L, &c);                       /* 5 */
   lua_rawgeti(L, aux, AUX_PROXY);              /* 6 */
   if (lua_isnil(L, 3)) {
     if (lua_rawgeti(L, 6, id) != LUA_TNIL) {
@@ -1298,7 +731,7 @@ static int proxy_setwaker(lua_State *L) {
     }
     if (cn_line_remove(&c.ch->line, id)) {
       lua_pushnil(L);
-      set_pend(L, aux, id);
+      cn_chan_set_pend(L, aux, id);
     }
     return 0;
   }
@@ -1353,9 +786,9 @@ static int l_new(lua_State *L) {
     if (lua_type(L, 1) == LUA_TNUMBER) cap = lua_tointegerx(L, 1, &isint);
     if (!isint || cap < 0) {
       if (lua_type(L, 1) == LUA_TNUMBER)
-        return luaL_error(L, "bad argument #1 to 'new' (capacity must be a non-negative integer, got %s)",
+        return cn_argerror(L, 1, "new", "capacity must be a non-negative integer, got %s",
                           luaL_tolstring(L, 1, NULL));
-      return luaL_error(L, "bad argument #1 to 'new' (capacity must be a non-negative integer or nil, got %s)",
+      return cn_argerror(L, 1, "new", "capacity must be a non-negative integer or nil, got %s",
                         luaL_typename(L, 1));
     }
   }
@@ -1385,7 +818,7 @@ static int l_new(lua_State *L) {
 
 /* Finds the channel of the link at index 1: stack 1 link, 2 ud, 3 queue,
  * 4 link; fills c. */
-static void link_ref(lua_State *L, chan_ref *c) {
+void cn_chan_link_ref(lua_State *L, chan_ref *c) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   lua_pushliteral(L, "queue");
@@ -1400,7 +833,7 @@ static void link_ref(lua_State *L, chan_ref *c) {
  * receive or a select). For tests. */
 static int l_waiting(lua_State *L) {
   chan_ref c;
-  link_ref(L, &c);
+  cn_chan_link_ref(L, &c);
   lua_pushboolean(L, rx_waiting(&c));
   return 1;
 }
@@ -1410,7 +843,7 @@ static int l_waiting(lua_State *L) {
  * (cosock.timer.timeout's channel, which is closed to say "time is up"). */
 static int l_close_ready(lua_State *L) {
   chan_ref c;
-  link_ref(L, &c);
+  cn_chan_link_ref(L, &c);
   c.ch->close_ready = 1;
   return 0;
 }
@@ -1421,9 +854,9 @@ static int l_senders(lua_State *L) {
   chan_ref c;
   lua_Integer n = 0;
   size_t i;
-  link_ref(L, &c);
+  cn_chan_link_ref(L, &c);
   for (i = 0; i < cn_line_len(&c.ch->line); i++)
-    if (entry_live(L, &c, cn_line_at(&c.ch->line, i))) n++;
+    if (cn_chan_entry_live(L, &c, cn_line_at(&c.ch->line, i))) n++;
   lua_pushinteger(L, n);
   return 1;
 }
@@ -1443,8 +876,7 @@ void cn_channel_open(lua_State *L) {
     {"channel_close_ready", l_close_ready},
     {"channel_try_send", l_try_send}, {"channel_try_receive", l_try_receive},
     {"channel_send_untimed", l_send_untimed}, {"channel_ready", l_ready},
-    {"channel_try_fn", l_try_fn}, {"channel_try_first_fn", l_try_first_fn},
-    {"channel_unpark", l_unpark}, {NULL, NULL}
+    {NULL, NULL}
   };
   static const char *const untimed[] = {"channel_send_untimed", NULL};
   int loop = lua_absindex(L, -2), mod = lua_absindex(L, -1);
@@ -1486,6 +918,4 @@ void cn_channel_open(lua_State *L) {
   lua_pushvalue(L, loop);
   luaL_setfuncs(L, funcs, 1);
   cn_lift_fields(L, mod, untimed);
-  lua_pushlightuserdata(L, NOMSG);
-  lua_setfield(L, mod, "channel_nomsg");
 }

@@ -7,5 +7,8 @@
 /* Adds channel_new, channel_sender, channel_receiver, channel_waiting and
  * channel_line to the module table on top (the loop just below it). */
 void cn_channel_open(lua_State *L);
+/* Adds cosock.op's channel functions (channel_op.c): channel_try_fn,
+ * channel_try_first_fn, channel_unpark and channel_nomsg. */
+void cn_channel_op_open(lua_State *L);
 
 #endif

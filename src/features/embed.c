@@ -15,7 +15,7 @@
 #include <lauxlib.h>
 
 #include "embed.h"
-#include "step.h"
+#include "run.h"
 
 #if defined(HAVE_SYS_EPOLL_H) && defined(HAVE_SYS_TIMERFD_H)
 #include <sys/epoll.h>

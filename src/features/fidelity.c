@@ -7,6 +7,7 @@
 #include <lauxlib.h>
 
 #include "fidelity.h"
+#include "messages.h"
 
 /* set_close_wakes is the core's switch CN_AT_CLOSE_WAKES (hooks.h): park.c
  * and waiters.c read it there. */
@@ -17,7 +18,7 @@ static const cn_hook fid_hook;
 static int set_switch(lua_State *L, unsigned char *flag, const char *fname) {
   int was = *flag;
   if (lua_type(L, 1) != LUA_TBOOLEAN)
-    return luaL_error(L, "bad argument #1 to '%s' (boolean expected, got %s)", fname,
+    return cn_argerror(L, 1, fname, "boolean expected, got %s",
                       luaL_typename(L, 1));
   *flag = (unsigned char)lua_toboolean(L, 1);
   lua_pushboolean(L, was);

@@ -30,14 +30,15 @@
 
 #include <lauxlib.h>
 
-#include "cancel.h"
 #include "compat.h"
+#include "hooks.h"
 #include "handle.h"
 #include "sigwait.h"
 #include "lib/clock.h"
 #include "park.h"
 #include "run.h"
 #include "task.h"
+#include "messages.h"
 
 /* The live task behind the handle at index idx, or NULL: the slot it maps
  * to, if that slot's task still has this handle. */
@@ -133,11 +134,7 @@ static int h_cancel(lua_State *L) {
     return luaL_error(L, "Attempt to cancel a spawned task from itself");
   if (cn_parking(lp, t->slot))
     return luaL_error(L, "cosock: cannot cancel a task while the loop is parking it");
-  if (t->hooked & CN_SCOPED) {                 /* a scope's task: its cleanup runs (cancel.c) */
-    t->hooked |= CN_BY_HANDLE;
-    cn_cancel_request(lp, t);
-    return 0;
-  }
+  if (t->hooked && cn_hooks_cancel(lp, t)) return 0; /* a scope's task: its cleanup runs */
   if (t->state == T_RUNNING) return 0;         /* being cancelled: a setwaker below cancels again */
   luaL_checkstack(L, 8, NULL);                 /* (cn_unpark's, before the task is marked) */
   /* Out of every list and not PARKED: no waker and no run started from the
@@ -369,7 +366,7 @@ static int join_wait(lua_State *L) {
 
 static int join_k(lua_State *L, int status, lua_KContext ctx) {
   cn_loop *lp = cn_loop_get(L);
-  int timed_out = lua_gettop(L) >= 7 && lua_type(L, 7) == LUA_TSTRING;
+  int timed_out = lua_gettop(L) >= 7 && cn_resumed_timeout(L, 7);
   (void)status;
   (void)ctx;
   lua_settop(L, 4);
@@ -380,8 +377,7 @@ static int join_k(lua_State *L, int status, lua_KContext ctx) {
     lua_pushliteral(L, "cancelled");
     return 2;
   }
-  if (timed_out || (!lua_isnil(L, 3) && lua_tonumber(L, 3) <= cn_clock_now())) {
-    cn_cancel_point(L, lp);
+  if (cn_wait_end(L, lp, timed_out || (!lua_isnil(L, 3) && lua_tonumber(L, 3) <= cn_clock_now()))) {
     lua_pushnil(L);
     lua_pushliteral(L, "timeout");
     return 2;
@@ -403,9 +399,9 @@ static int h_join(lua_State *L) {
     double timeout = lua_tonumberx(L, 2, &isnum);
     /* Named here: a method reached through pcall or a field would be '?'. */
     if (!isnum)
-      return luaL_error(L, "bad argument #1 to 'join' (number or nil expected, got %s)",
+      return cn_argerror(L, 1, "join", "number or nil expected, got %s",
                         luaL_typename(L, 2));
-    if (timeout != timeout) return luaL_error(L, "bad argument #1 to 'join' (timeout is NaN)");
+    if (timeout != timeout) return cn_argerror(L, 1, "join", "timeout is NaN");
     lua_pushnumber(L, cn_clock_now() + (timeout > 0 ? timeout : 0));
   } else {
     lua_pushnil(L);                            /* deadline */

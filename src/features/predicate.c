@@ -1,5 +1,5 @@
-/* predicate: the predicate waits of cosock.when (schedlua's waitForPredicate,
- * seeds/000), evaluated by the loop. Owns loop->preds.
+/* predicate: the predicate waits of cosock.when (after schedlua's
+ * waitForPredicate), evaluated by the loop. Owns loop->preds.
  *
  * when.wait(pred) calls pred at once; while it is false the task parks with
  * no fd (cn_prepark: only this file's wake or its timeout ends the wait) and
@@ -32,7 +32,6 @@
 
 #include <lauxlib.h>
 
-#include "cancel.h"
 #include "compat.h"
 #include "hooks.h"
 #include "lib/clock.h"
@@ -320,8 +319,7 @@ static int park(lua_State *L, cn_loop *lp) {
  * or nil, "timeout". A wake that was none of these waits again. */
 static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   cn_loop *lp = cn_loop_get(L);
-  int timed_out = lua_gettop(L) >= A_RESUMED + 2 && lua_type(L, A_RESUMED + 2) == LUA_TSTRING &&
-                  strcmp(lua_tostring(L, A_RESUMED + 2), "timeout") == 0;
+  int timed_out = lua_gettop(L) >= A_RESUMED + 2 && cn_resumed_timeout(L, A_RESUMED + 2);
   (void)status;
   (void)ctx;
   lua_settop(L, A_W);
@@ -339,8 +337,8 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   lua_pop(L, 1);
   if (lua_getfield(L, A_W, "ended") != LUA_TNIL) return 0;
   lua_pop(L, 1);
-  if (timed_out || (!lua_isnil(L, A_DEADLINE) && lua_tonumber(L, A_DEADLINE) <= cn_clock_now())) {
-    cn_cancel_point(L, lp);
+  if (cn_wait_end(L, lp, timed_out || (!lua_isnil(L, A_DEADLINE) &&
+                                       lua_tonumber(L, A_DEADLINE) <= cn_clock_now()))) {
     lua_pushnil(L);
     lua_pushliteral(L, "timeout");
     return 2;

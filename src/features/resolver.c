@@ -30,8 +30,11 @@
  *
  * Channels: the current one takes new lookups. Setting servers or options
  * retires it (it is destroyed as soon as no query is left on it) and the
- * next lookup makes a new one; so a change never cuts a lookup short. */
-#define _GNU_SOURCE /* hstrerror, EAI_NODATA, EAI_ADDRFAMILY */
+ * next lookup makes a new one; so a change never cuts a lookup short.
+ *
+ * A lookup's answer, copied out of c-ares and given to Lua in LuaSocket's
+ * values and words, is dns_answer.c's job. */
+#define _GNU_SOURCE /* inet_aton */
 #include "config.h"
 
 #include <errno.h>
@@ -57,7 +60,7 @@
 
 #include <ares.h>
 
-#include "cancel.h"
+#include "dns_answer.h"
 #include "lib/clock.h"
 #include "hooks.h"
 #include "mem.h"
@@ -65,11 +68,8 @@
 #include "run.h"
 #include "task.h"
 #include "waiters.h"
-
-/* What a lookup asks. */
-enum { OP_ADDRINFO = 1, OP_HOST, OP_NAMEINFO };
-/* A lookup's state. */
-enum { B_PENDING = 0, B_DONE };
+#include "messages.h"
+#include "wakers.h"
 
 typedef struct dns_chan {
   cn_xtimer x;              /* first: the heap hands this pointer back */
@@ -97,23 +97,6 @@ struct cn_resolver {
   int r_anchor;             /* registry: lookup (light) -> its object, while a waker is set */
 };
 
-typedef struct cn_dnslook {
-  struct cn_dnslook *prev, *next;   /* loop->dns.done */
-  struct cn_dnslook *aprev, *anext; /* r->looks */
-  dns_chan *chan;           /* its query's channel, while in flight */
-  char *buf;                /* the answer: n strings one after the other */
-  size_t size;
-  int n, nalias;            /* strings; OP_HOST: how many are aliases */
-  int status, syserr;       /* c-ares status; errno when the loop cancelled it */
-  int slot;                 /* the task parked on it (bare wait), -1: waker protocol */
-  lua_Integer waitid;
-  unsigned char op, state, listed, waker;
-  unsigned char want_port;  /* OP_ADDRINFO: a service was asked for: say the port */
-  unsigned char in_flight;  /* c-ares has its query */
-  unsigned char boxed;      /* its Lua object lives (the object's __gc clears it) */
-  unsigned char gave_up;    /* its wait ended without it: the answer is dropped */
-} cn_dnslook;
-
 /* A lookup's Lua object: a userdata with the lookup's address, and its waker
  * as user value while one is set. */
 typedef struct dns_box { cn_dnslook *look; } dns_box;
@@ -124,49 +107,10 @@ static const cn_hook dns_hook;
 static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task);
 
 /* (The hook is on at CN_AT_DELIVER while the list holds lookups.) */
-static void done_link(cn_loop *lp, cn_dnslook *b) {
-  if (b->listed) return;
-  if (lp->dns.done == NULL) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 1);
-  b->listed = 1;
-  b->next = NULL;
-  b->prev = lp->dns.done_tail;
-  if (b->prev) b->prev->next = b;
-  else lp->dns.done = b;
-  lp->dns.done_tail = b;
-}
-
-static void done_unlink(cn_loop *lp, cn_dnslook *b) {
-  if (!b->listed) return;
-  b->listed = 0;
-  if (b->prev) b->prev->next = b->next;
-  else lp->dns.done = b->next;
-  if (b->next) b->next->prev = b->prev;
-  else lp->dns.done_tail = b->prev;
-  b->prev = b->next = NULL;
-  if (lp->dns.done == NULL) cn_hook_set(lp, &dns_hook, CN_AT(CN_AT_DELIVER), 0);
-}
-
-/* ---- answers: strings copied out of c-ares -------------------------------- */
-
-/* Copies the n strings into b (one block from the loop's allocator). No Lua:
- * runs inside c-ares. A failure makes the lookup fail with ENOMEM. */
-static void keep_strings(cn_loop *lp, cn_dnslook *b, const char *const *s, int n) {
-  size_t size = 0, len;
-  int i;
-  char *p;
-  for (i = 0; i < n; i++) size += strlen(s[i]) + 1;
-  b->buf = size ? cn_mem_resize(&lp->mem, NULL, 0, size) : NULL;
-  if (size && b->buf == NULL) {
-    b->status = ARES_ENOMEM;
-    return;
-  }
-  b->size = size;
-  b->n = n;
-  for (i = 0, p = b->buf; i < n; i++, p += len + 1) {
-    len = strlen(s[i]);
-    memcpy(p, s[i], len + 1);
-  }
-}
+#define done_link(lp, k) cn_hook_list_push(lp, &(lp)->dns.done, &(k)->done, &dns_hook, CN_AT_DELIVER)
+#define done_unlink(lp, k) \
+  cn_hook_list_remove(lp, &(lp)->dns.done, &(k)->done, &dns_hook, CN_AT_DELIVER)
+#define done_first(lp) CN_RLIST_HEAD(&(lp)->dns.done, cn_dnslook, done)
 
 /* Frees the lookup k. No Lua. */
 static void look_free(cn_loop *lp, cn_dnslook *k) {
@@ -197,7 +141,7 @@ static void query_end(cn_dnslook *k, int status, const char *const *s, int n, in
     k->state = B_DONE;
     k->status = status;
     if (status == ARES_ECANCELLED && c->failed) k->syserr = c->failed;
-    if (status == ARES_SUCCESS) keep_strings(lp, k, s, n);
+    if (status == ARES_SUCCESS) cn_dns_keep_strings(lp, k, s, n);
     k->nalias = nalias;
     done_link(lp, k);
   }
@@ -271,47 +215,6 @@ static void nameinfo_cb(void *arg, int status, int timeouts, char *node, char *s
   s[0] = node ? node : "";
   s[1] = service ? service : "";
   query_end(q, status, s, 2, 0);
-}
-
-/* ---- errors as LuaSocket words them ----------------------------------------
- * LuaSocket's toip/tohostname report the system resolver's h_errno, its
- * getaddrinfo and connect the EAI_* code, through its own strings where it
- * has them (socket_hoststrerror, socket_gaistrerror) and the system's
- * otherwise. c-ares's status is mapped to what glibc's resolver sets for the
- * same answer: NXDOMAIN is "not found", no address of that kind is NO_DATA /
- * EAI_NODATA, a server that fails or does not answer is "try again", a
- * refusal or an answer that cannot be read is "no recovery". */
-
-static const char *gai_text(const cn_dnslook *b) {
-  switch (b->status) {
-    case ARES_ENOTFOUND: case ARES_EBADNAME: case ARES_ENONAME:
-      return "host or service not provided, or not known";
-    case ARES_ENODATA: return gai_strerror(EAI_NODATA);
-    case ARES_ETIMEOUT: case ARES_ECONNREFUSED: case ARES_ESERVFAIL:
-      return "temporary failure in name resolution";
-    case ARES_ENOMEM: return "memory allocation failure";
-    case ARES_ESERVICE: return "service not supported for socket type";
-    case ARES_EBADFAMILY: return gai_strerror(EAI_ADDRFAMILY); /* a literal of the other family */
-    case ARES_ECANCELLED:
-      if (b->syserr == ENOMEM) return "memory allocation failure";
-      if (b->syserr) return strerror(b->syserr);
-    /* fall through */
-    default: return "non-recoverable failure in name resolution";
-  }
-}
-
-static const char *host_text(const cn_dnslook *b) {
-  switch (b->status) {
-    case ARES_ENOTFOUND: case ARES_EBADNAME: case ARES_ENONAME: return "host not found";
-    case ARES_ENODATA: return hstrerror(NO_DATA);
-    case ARES_ETIMEOUT: case ARES_ECONNREFUSED: case ARES_ESERVFAIL: return hstrerror(TRY_AGAIN);
-    case ARES_ENOMEM: return "memory allocation failure";
-    case ARES_ECANCELLED:
-      if (b->syserr == ENOMEM) return "memory allocation failure";
-      if (b->syserr) return strerror(b->syserr);
-    /* fall through */
-    default: return hstrerror(NO_RECOVERY);
-  }
 }
 
 /* ---- the resolver's fds and channels -------------------------------------- */
@@ -532,12 +435,7 @@ static void take_waker(lua_State *L, cn_loop *lp, cn_dnslook *k, int ud) {
   cn_getuservalue(L, ud);
   if (k == NULL || !k->waker) return;
   k->waker = 0;
-  lua_pushnil(L);
-  cn_setuservalue(L, ud);
-  cn_push_ref(L, lp->dns.r->r_anchor);
-  lua_pushnil(L);
-  lua_rawsetp(L, -2, k);
-  lua_pop(L, 1);
+  cn_anchored_drop(L, lp->dns.r->r_anchor, k, ud);
 }
 
 /* __gc: the object goes; its lookup with it unless its query is in flight
@@ -568,7 +466,7 @@ static int box_setwaker(lua_State *L) {
   cn_dnslook *k;
   lua_settop(L, 3);
   if (b == NULL || b->look == NULL)
-    return luaL_error(L, "bad argument #1 to 'setwaker' (cosock lookup expected, got %s)",
+    return cn_argerror(L, 1, "setwaker", "cosock lookup expected, got %s",
                       luaL_typename(L, 1));
   k = b->look;
   if (kind == NULL || strcmp(kind, "recvr") != 0)
@@ -579,13 +477,8 @@ static int box_setwaker(lua_State *L) {
   }
   luaL_checktype(L, 3, LUA_TFUNCTION);
   if (k->waker)
-    return luaL_error(L, "recvr waker already set, sockets can only block one thread per waker kind");
-  cn_push_ref(L, lp->dns.r->r_anchor);         /* anchored first: the only step that allocates */
-  lua_pushvalue(L, 1);
-  lua_rawsetp(L, -2, k);
-  lua_pop(L, 1);
-  lua_pushvalue(L, 3);
-  cn_setuservalue(L, 1);
+    return luaL_error(L, "recvr " CN_MSG_SOCKET_WAKER_SET);
+  cn_anchored_set(L, lp->dns.r->r_anchor, k, 1, 3);
   k->waker = 1;
   if (k->state == B_DONE) {
     done_unlink(lp, k);
@@ -603,7 +496,7 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
   (void)point;
   (void)task;
   luaL_checkstack(L, 4, NULL);
-  while ((k = lp->dns.done) != NULL) {
+  while ((k = done_first(lp)) != NULL) {
     done_unlink(lp, k);
     if (k->slot >= 0) {
       cn_task *t = cn_task_get(lp, k->slot);
@@ -647,68 +540,8 @@ static cn_dnslook *new_lookup(lua_State *L, cn_loop *lp, dns_chan *c, int op) {
   return k;
 }
 
-/* ---- results ---------------------------------------------------------------- */
-
-static const char *next_string(const char *p) { return p + strlen(p) + 1; }
-
-/* Pushes what the lookup b returns (its answer stays until the lookup is
- * freed). */
-static int push_result(lua_State *L, cn_dnslook *b) {
-  const char *p = b->buf;
-  int i;
-  luaL_checkstack(L, 6, NULL);
-  if (b->status != ARES_SUCCESS) {
-    lua_pushnil(L);
-    lua_pushstring(L, b->op == OP_HOST ? host_text(b) : gai_text(b));
-    return 2;
-  }
-  switch (b->op) {
-    case OP_ADDRINFO:                          /* {{family=, addr=, port=}, ...} */
-      lua_createtable(L, b->n / 3, 0);
-      for (i = 0; i < b->n / 3; i++) {
-        lua_createtable(L, 0, 3);
-        lua_pushstring(L, p);
-        lua_setfield(L, -2, "family");
-        p = next_string(p);
-        lua_pushstring(L, p);
-        lua_setfield(L, -2, "addr");
-        p = next_string(p);
-        if (b->want_port) {
-          lua_pushinteger(L, (lua_Integer)strtol(p, NULL, 10));
-          lua_setfield(L, -2, "port");
-        }
-        p = next_string(p);
-        lua_rawseti(L, -2, i + 1);
-      }
-      return 1;
-    case OP_HOST:                              /* name, {name=, alias={}, ip={}} */
-      lua_pushstring(L, p);
-      lua_createtable(L, 0, 3);
-      lua_pushstring(L, p);
-      lua_setfield(L, -2, "name");
-      p = next_string(p);
-      lua_createtable(L, b->nalias, 0);
-      for (i = 0; i < b->nalias; i++, p = next_string(p)) {
-        lua_pushstring(L, p);
-        lua_rawseti(L, -2, i + 1);
-      }
-      lua_setfield(L, -2, "alias");
-      lua_createtable(L, b->n - 1 - b->nalias, 0);
-      for (i = 0; i < b->n - 1 - b->nalias; i++, p = next_string(p)) {
-        lua_pushstring(L, p);
-        lua_rawseti(L, -2, i + 1);
-      }
-      lua_setfield(L, -2, "ip");
-      return 2;
-    default:                                   /* node, service */
-      lua_pushstring(L, p);
-      lua_pushstring(L, next_string(p));
-      return 2;
-  }
-}
-
 static int timed_out(lua_State *L) {
-  cn_cancel_point(L, cn_loop_get(L));          /* a scope's cancel ends a wait so */
+  cn_wait_end(L, cn_loop_get(L), 1);
   lua_pushnil(L);
   lua_pushliteral(L, "timeout");
   return 2;
@@ -739,7 +572,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   if (b->state == B_DONE) {
     done_unlink(lp, b);
-    return push_result(L, b);
+    return cn_dns_push_result(L, b);
   }
   if (b->slot >= 0 || (n >= 3 && lua_type(L, box + 3) == LUA_TSTRING)) {
     give_up(b);
@@ -759,7 +592,7 @@ static int await(lua_State *L, cn_loop *lp, int box) {
   lua_Integer wid;
   if (b->state == B_DONE) {
     done_unlink(lp, b);
-    return push_result(L, b);
+    return cn_dns_push_result(L, b);
   }
   if (has_timeout && timeout <= 0) {           /* may not wait */
     give_up(b);
@@ -818,43 +651,6 @@ static int family_of(lua_State *L, int idx) {
   return values[luaL_checkoption(L, idx, "unspec", names)];
 }
 
-/* True for the usual IPv4 form, four decimal parts of 0-255 without leading
- * zeros ("127.0.0.1"): every connect to a numeric host asks, and this costs
- * a tenth of inet_aton. Anything else is left to inet_aton's forms. */
-static int dotted_quad(const char *s) {
-  int part, digits, parts = 0;
-  for (;;) {
-    part = digits = 0;
-    while (*s >= '0' && *s <= '9') {
-      if (digits > 0 && part == 0) return 0;   /* a leading zero (octal for inet_aton) */
-      part = part * 10 + (*s++ - '0');
-      if (++digits > 3) return 0;
-    }
-    if (digits == 0 || part > 255) return 0;
-    if (++parts == 4) return *s == '\0';
-    if (*s++ != '.') return 0;
-  }
-}
-
-/* A numeric address as glibc's getaddrinfo takes one: IPv4 in inet_aton's
- * forms (no trailing text), IPv6 with an optional %scope. 4 or 6, 0 if not. */
-static int numeric_family(const char *s) {
-  struct in_addr a4;
-  struct in6_addr a6;
-  char buf[INET6_ADDRSTRLEN + 1];
-  const char *pct;
-  if (dotted_quad(s)) return 4;
-  if (inet_aton(s, &a4) && strpbrk(s, " \t\n\v\f\r") == NULL) return 4;
-  if (inet_pton(AF_INET6, s, &a6) == 1) return 6;
-  pct = strchr(s, '%');
-  if (pct != NULL && (size_t)(pct - s) < sizeof buf) {
-    memcpy(buf, s, (size_t)(pct - s));
-    buf[pct - s] = '\0';
-    if (inet_pton(AF_INET6, buf, &a6) == 1) return 6;
-  }
-  return 0;
-}
-
 /* ---- Lua functions ------------------------------------------------------------ */
 
 /* dns_getaddrinfo(host, family, timeout [, service]) -> {{family=, addr=
@@ -875,7 +671,7 @@ static int l_getaddrinfo(lua_State *L) {
   lua_pushvalue(L, 3);                         /* 5: timeout */
   box = begin(L, lp, OP_ADDRINFO, &c, &q);     /* 6 */
   q->want_port = serv != NULL;
-  numeric = numeric_family(host);
+  numeric = cn_dns_numeric_family(host);
   /* A literal of the other family, or nothing: glibc answers at once. */
   if ((numeric == 4 && family == AF_INET6) || (numeric == 6 && family == AF_INET))
     return fail_now(L, lp, box, ARES_EBADFAMILY);
@@ -905,7 +701,7 @@ static int l_gethost(lua_State *L) {
   box = begin(L, lp, OP_HOST, &c, &q);         /* 4 */
   if (inet_aton(host, &a4)) {
     ares_gethostbyaddr(c->ch, &a4, sizeof a4, AF_INET, host_cb, q);
-  } else if (*host == '\0' || numeric_family(host) == 6) {
+  } else if (*host == '\0' || cn_dns_numeric_family(host) == 6) {
     return fail_now(L, lp, box, ARES_ENOTFOUND); /* no IPv4 name there */
   } else {
     ares_gethostbyname(c->ch, host, AF_INET, host_cb, q);
@@ -983,7 +779,7 @@ static int l_config(lua_State *L) {
 /* dns_numeric(s) -> 4, 6 or false: whether s is a numeric address, which
  * LuaSocket takes without any lookup (the wrappers' fast path). */
 static int l_numeric(lua_State *L) {
-  int f = lua_type(L, 1) == LUA_TSTRING ? numeric_family(lua_tostring(L, 1)) : 0;
+  int f = lua_type(L, 1) == LUA_TSTRING ? cn_dns_numeric_family(lua_tostring(L, 1)) : 0;
   if (f) lua_pushinteger(L, f);
   else lua_pushboolean(L, 0);
   return 1;
@@ -1017,9 +813,13 @@ static int l_stats(lua_State *L) {
  * listed as done and then unlisted here, as their tasks are gone. */
 static void destroy_all(cn_loop *lp) {
   struct cn_resolver *r = lp->dns.r;
+  cn_dnslook *k;
   while (r->chans != NULL) chan_destroy(lp, r->chans);
-  while (lp->dns.done != NULL) done_unlink(lp, lp->dns.done);
+  while ((k = done_first(lp)) != NULL) done_unlink(lp, k);
 }
+
+/* (For reset: the lookup at key has no waker now.) */
+static void forget_waker(void *key) { ((cn_dnslook *)key)->waker = 0; }
 
 /* reset(): every lookup in flight ends and its answer is dropped; the
  * servers and options set stay. */
@@ -1028,21 +828,7 @@ static void dns_reset(lua_State *L, cn_loop *lp) {
   if (r == NULL) return;
   destroy_all(lp);
   /* The lookups with a waker: take it off (no allocation: fields to nil). */
-  cn_push_ref(L, r->r_anchor);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {                    /* anchor, key, object */
-    cn_dnslook *k = lua_touserdata(L, -2);     /* (the key) */
-    if (k != NULL) {
-      k->waker = 0;
-      lua_pushnil(L);
-      cn_setuservalue(L, -2);
-    }
-    lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    lua_pushnil(L);
-    lua_rawset(L, -4);                         /* (clearing a field during next is allowed) */
-  }
-  lua_pop(L, 1);
+  cn_anchored_clear(L, r->r_anchor, forget_waker);
 }
 
 static void dns_free(lua_State *L, cn_loop *lp) {

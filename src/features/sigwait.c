@@ -26,7 +26,6 @@
 
 #include <lauxlib.h>
 
-#include "cancel.h"
 #include "park.h"
 #include "run.h"
 #include "sigwait.h"
@@ -205,7 +204,7 @@ static lua_Integer prepark(lua_State *L, cn_loop *lp, int has_timeout, double ti
 static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   sig_state *st = STATE(L);
   cn_loop *lp = st->lp;
-  int slot = cn_current_slot(lp), timed_out = lua_type(L, -1) == LUA_TSTRING;
+  int slot = cn_current_slot(lp), timed_out = cn_resumed_timeout(L, -1);
   int woken = slot >= 0 && slot < st->cap && st->ent[slot].woken;
   (void)status;
   (void)ctx;
@@ -216,8 +215,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
     lua_rawseti(L, UP(ARGSOF), slot + 1);
     if (lua_istable(L, -1)) return 1;
   }
-  if (timed_out) {
-    cn_cancel_point(L, lp);
+  if (cn_wait_end(L, lp, timed_out)) {
     lua_pushnil(L);
     return 1;
   }
@@ -305,7 +303,7 @@ static int park_k(lua_State *L, int status, lua_KContext ctx) {
   (void)status;
   (void)ctx;
   wait_over(STATE(L), cn_current_slot(lp));
-  if (lua_type(L, -1) == LUA_TSTRING) cn_cancel_point(L, lp); /* "timeout" */
+  cn_wait_end(L, lp, cn_resumed_timeout(L, -1));
   return lua_gettop(L) - 3;
 }
 

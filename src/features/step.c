@@ -11,24 +11,10 @@
 
 #include "embed.h"
 #include "hooks.h"
-#include "lib/clock.h"
 #include "run.h"
 #include "step.h"
 #include "task.h"
-
-double cn_next_timeout(cn_loop *lp) {
-  double t = -1, next;
-  if (cn_tasks_ready(lp) > 0) return 0;
-  if (cn_tasks_live(lp) == 0) return -1;
-  if (cn_at_on(lp, CN_AT_TIMERS) || cn_at_on(lp, CN_AT_DELIVER)) return 0; /* due: deliver */
-  next = cn_timers_next(lp);
-  if (next >= 0) {
-    double now = cn_clock_now();
-    t = next > now ? next - now : 0;
-  }
-  if (cn_at_on(lp, CN_AT_TIMEOUT)) t = cn_hooks_timeout(lp, t);
-  return t;
-}
+#include "messages.h"
 
 /* step([timeout]) -> tasks remain. One pass: resume what is ready, run due
  * timers, wait at most timeout seconds (default 0; math.huge: no limit) for
@@ -47,10 +33,10 @@ static int l_step(lua_State *L) {
     int isnum;
     cap = lua_tonumberx(L, 1, &isnum);
     if (!isnum)
-      return luaL_error(L, "bad argument #1 to 'step' (number or nil expected, got %s)",
+      return cn_argerror(L, 1, "step", "number or nil expected, got %s",
                         luaL_typename(L, 1));
     if (!(cap >= 0))                           /* (NaN too) */
-      return luaL_error(L, "bad argument #1 to 'step' (timeout must not be negative or NaN)");
+      return cn_argerror(L, 1, "step", "timeout must not be negative or NaN");
     if (isinf(cap)) cap = -1;
   }
   lua_settop(L, 0);

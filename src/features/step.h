@@ -7,10 +7,6 @@
 
 #include "loop.h"
 
-/* Seconds until the loop needs a pass: 0 when something is ready, -1 when
- * no deadline is armed (only an fd or code outside the loop can give it
- * work) or nothing is left. */
-double cn_next_timeout(cn_loop *lp);
 /* Adds step, next_timeout and pollfd to the module table on top (the loop
  * just below it). */
 void cn_step_open(lua_State *L);

@@ -34,6 +34,8 @@
 #include "lib/grid.h"
 #include "task.h"
 #include "timer_object.h"
+#include "messages.h"
+#include "wakers.h"
 
 #define ONE_YEAR (365.0 * 24 * 3600)
 
@@ -49,9 +51,8 @@ typedef struct cn_tobj {
   unsigned char state;
   unsigned char has_timeout;
   unsigned char waker;      /* a waker is set (user value) and the timer anchored */
-  unsigned char in_due;     /* listed in loop->timers.due */
   unsigned char reserved;   /* holds a heap reservation (cn_xtimer_reserve) */
-  struct cn_tobj *prev, *next; /* the due list */
+  cn_rlink due;             /* in loop->timers.due */
 } cn_tobj;
 
 static const char *const state_names[] = { "?", "pending", "due", "handled", "cancelled" };
@@ -86,27 +87,11 @@ static void set_waker_flag(cn_loop *lp, cn_tobj *t, int on) {
 
 static const cn_hook tobj_hook;
 
-static void due_link(cn_loop *lp, cn_tobj *t) {
-  if (t->in_due) return;
-  if (lp->timers.due == NULL) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 1);
-  t->in_due = 1;
-  t->next = NULL;
-  t->prev = lp->timers.due_tail;
-  if (t->prev) t->prev->next = t;
-  else lp->timers.due = t;
-  lp->timers.due_tail = t;
-}
-
-static void due_unlink(cn_loop *lp, cn_tobj *t) {
-  if (!t->in_due) return;
-  t->in_due = 0;
-  if (t->prev) t->prev->next = t->next;
-  else lp->timers.due = t->next;
-  if (t->next) t->next->prev = t->prev;
-  else lp->timers.due_tail = t->prev;
-  t->prev = t->next = NULL;
-  if (lp->timers.due == NULL) cn_hook_set(lp, &tobj_hook, CN_AT(CN_AT_TIMERS), 0);
-}
+/* (The hook is on at CN_AT_TIMERS while the list holds timers.) */
+#define due_link(lp, t) cn_hook_list_push(lp, &(lp)->timers.due, &(t)->due, &tobj_hook, CN_AT_TIMERS)
+#define due_unlink(lp, t) \
+  cn_hook_list_remove(lp, &(lp)->timers.due, &(t)->due, &tobj_hook, CN_AT_TIMERS)
+#define due_first(lp) CN_RLIST_HEAD(&(lp)->timers.due, cn_tobj, due)
 
 /* Called by cn_timers_run when the node is due (it is out of the heap). A
  * node is queued at most a year ahead (the pollers take no longer waits), so
@@ -135,14 +120,7 @@ static void arm(cn_loop *lp, cn_tobj *t, double now) {
 /* Sets the waker of the timer t at index ud to the function at index fn:
  * anchors the timer first (the only step that can raise), then stores it. */
 static void set_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud, int fn) {
-  ud = lua_absindex(L, ud);
-  fn = lua_absindex(L, fn);
-  cn_push_ref(L, lp->timers.r_anchor);
-  lua_pushvalue(L, ud);
-  lua_rawsetp(L, -2, t);
-  lua_pop(L, 1);
-  lua_pushvalue(L, fn);
-  cn_setuservalue(L, ud);
+  cn_anchored_set(L, lp->timers.r_anchor, t, ud, fn);
   set_waker_flag(lp, t, 1);
 }
 
@@ -154,12 +132,7 @@ static void take_waker(lua_State *L, cn_loop *lp, cn_tobj *t, int ud) {
   if (!t->waker) return;
   set_waker_flag(lp, t, 0);
   due_unlink(lp, t);
-  lua_pushnil(L);
-  cn_setuservalue(L, ud);
-  cn_push_ref(L, lp->timers.r_anchor);         /* fn, anchor */
-  lua_pushnil(L);
-  lua_rawsetp(L, -2, t);
-  lua_pop(L, 1);
+  cn_anchored_drop(L, lp->timers.r_anchor, t, ud);
 }
 
 /* CN_AT_TIMERS: calls the waker of each timer that came due (taking it off
@@ -169,7 +142,7 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
   (void)point;
   (void)task;
   luaL_checkstack(L, 4, NULL);
-  while ((t = lp->timers.due) != NULL) {
+  while ((t = due_first(lp)) != NULL) {
     due_unlink(lp, t);
     cn_push_ref(L, lp->timers.r_anchor);
     lua_rawgetp(L, -1, t);                     /* anchor, timer */
@@ -211,7 +184,7 @@ static cn_tobj *to_timer(lua_State *L, cn_loop *lp, int idx) {
 static cn_tobj *check_timer(lua_State *L, cn_loop *lp, int idx, const char *fname) {
   cn_tobj *t = to_timer(L, lp, idx);
   if (t == NULL)
-    luaL_error(L, "bad argument #1 to '%s' (cosock.timer expected, got %s)", fname,
+    cn_argerror(L, 1, fname, "cosock.timer expected, got %s",
                luaL_typename(L, idx));
   return t;
 }
@@ -271,10 +244,10 @@ static int m_setwaker(lua_State *L) {
     return 0;
   }
   if (lua_type(L, 3) != LUA_TFUNCTION)
-    return luaL_error(L, "bad argument #2 to 'setwaker' (function or nil expected, got %s)",
+    return cn_argerror(L, 2, "setwaker", "function or nil expected, got %s",
                       luaL_typename(L, 3));
   if (t->waker)
-    return luaL_error(L, "recvr waker already set, sockets can only block one thread per waker kind");
+    return luaL_error(L, "recvr " CN_MSG_SOCKET_WAKER_SET);
   set_waker(L, lp, t, 1, 3);
   if (state_of(lp, t) == TS_DUE) {             /* readable already: wake at once */
     take_waker(L, lp, t, 1);
@@ -294,7 +267,7 @@ static int m_settimeout(lua_State *L) {
     int isnum;
     double v = lua_tonumberx(L, 2, &isnum);
     if (!isnum || v != v)
-      return luaL_error(L, "bad argument #1 to 'settimeout' (number expected, got %s)",
+      return cn_argerror(L, 1, "settimeout", "number expected, got %s",
                         isnum ? "nan" : luaL_typename(L, 2));
     t->has_timeout = 1;
     t->timeout = v;
@@ -336,11 +309,11 @@ static int create(lua_State *L, int interval) {
   cn_tobj *t;
   double secs, now;
   if (lua_type(L, 1) != LUA_TNUMBER)
-    return luaL_error(L, "bad argument #1 to '%s' (number expected, got %s)", fname,
+    return cn_argerror(L, 1, fname, "number expected, got %s",
                       luaL_typename(L, 1));
   secs = lua_tonumber(L, 1);
   if (!isfinite(secs) || secs < 0 || (interval && secs == 0))
-    return luaL_error(L, "bad argument #1 to '%s' (finite number %s 0 expected, got %s)", fname,
+    return cn_argerror(L, 1, fname, "finite number %s 0 expected, got %s",
                       interval ? ">" : ">=", luaL_tolstring(L, 1, NULL));
   t = lua_newuserdata(L, sizeof *t);
   memset(t, 0, sizeof *t);
@@ -424,32 +397,22 @@ void cn_tobj_open(lua_State *L, cn_loop *lp) {
   luaL_setfuncs(L, funcs, 1);
 }
 
+/* (For reset: the timer at key has no waker now; its count is zeroed after.) */
+static void forget_waker(void *key) { ((cn_tobj *)key)->waker = 0; }
+
 /* reset(): every timer made so far is dead (acts as cancelled) and loses
  * its waker; the anchor table is emptied (no allocation: fields to nil). */
 static void tobj_reset(lua_State *L, cn_loop *lp) {
   /* Every timer with a waker is in the anchor table: take the wakers off. */
-  cn_push_ref(L, lp->timers.r_anchor);
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {                    /* anchor, key, timer */
-    cn_tobj *t = lua_touserdata(L, -1);
-    if (t != NULL) {
-      t->waker = 0;
-      lua_pushnil(L);
-      cn_setuservalue(L, -2);
-    }
-    lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    lua_pushnil(L);
-    lua_rawset(L, -4);                         /* (clearing a field during next is allowed) */
-  }
-  lua_pop(L, 1);
-  while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
+  cn_anchored_clear(L, lp->timers.r_anchor, forget_waker);
+  while (due_first(lp) != NULL) due_unlink(lp, due_first(lp));
   lp->timers.gen++;
   lp->timers.nwaited = 0;
 }
 
 static void tobj_free(lua_State *L, cn_loop *lp) {
-  while (lp->timers.due != NULL) due_unlink(lp, lp->timers.due);
+  cn_tobj *t;
+  while ((t = due_first(lp)) != NULL) due_unlink(lp, t);
   cn_unref(L, &lp->timers.r_anchor);
   cn_unref(L, &lp->timers.r_mt);
 }

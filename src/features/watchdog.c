@@ -14,6 +14,7 @@
 #include "run.h"
 #include "task.h"
 #include "watchdog.h"
+#include "messages.h"
 
 #define YEAR_NS ((int64_t)365 * 24 * 3600 * 1000000000)
 
@@ -239,22 +240,22 @@ static int l_set_watchdog(lua_State *L) {
   int error = 0;
   if (!lua_isnoneornil(L, 1)) {
     if (lua_type(L, 1) != LUA_TNUMBER)
-      return luaL_error(L, "bad argument #1 to 'set_watchdog' (number or nil expected, got %s)",
+      return cn_argerror(L, 1, "set_watchdog", "number or nil expected, got %s",
                         luaL_typename(L, 1));
     s = lua_tonumber(L, 1);
     if (!(s > 0) || isinf(s))
-      return luaL_error(L, "bad argument #1 to 'set_watchdog' (finite number > 0 expected, got %s)",
+      return cn_argerror(L, 1, "set_watchdog", "finite number > 0 expected, got %s",
                         lua_tostring(L, 1));
   }
   if (!lua_isnoneornil(L, 2)) {
     const char *a = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
     if (a && strcmp(a, "error") == 0) error = 1;
     else if (a == NULL || strcmp(a, "report") != 0)
-      return luaL_error(L, "bad argument #2 to 'set_watchdog' ('report' or 'error' expected, got %s)",
+      return cn_argerror(L, 2, "set_watchdog", "'report' or 'error' expected, got %s",
                         a ? lua_pushfstring(L, "'%s'", a) : luaL_typename(L, 2));
   }
   if (!lua_isnoneornil(L, 3) && lua_type(L, 3) != LUA_TFUNCTION)
-    return luaL_error(L, "bad argument #3 to 'set_watchdog' (function or nil expected, got %s)",
+    return cn_argerror(L, 3, "set_watchdog", "function or nil expected, got %s",
                       luaL_typename(L, 3));
   lua_settop(L, 3);
   if (lua_isnil(L, 3) || s == 0) lua_pushboolean(L, 0); /* a nil would free the registry slot */

@@ -23,7 +23,6 @@
 
 #include <lauxlib.h>
 
-#include "cancel.h"
 #include "fidelity.h"
 #include "lib/clock.h"
 #include "luasocket_tcp.h"
@@ -180,8 +179,7 @@ static int wait_timed_out(lua_State *L, int base) {
   int timed_out = lua_tonumber(L, base) == ZERO_WAIT  /* (nil reads 0) */
                   || (lua_gettop(L) >= base + 3 && lua_type(L, base + 3) == LUA_TSTRING &&
                       lua_rawequal(L, base + 3, KEY(TIMEOUT)));
-  if (timed_out) cn_cancel_point(L, cn_loop_get(L)); /* a scope's cancel ends it so */
-  return timed_out;
+  return cn_wait_end(L, cn_loop_get(L), timed_out);
 }
 
 /* Pushes inner's method name and inner, ready for the arguments and lua_call. */

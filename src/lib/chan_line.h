@@ -1,7 +1,7 @@
 /* chan_line: the line of senders waiting on a full bounded channel (or on a
  * rendezvous), first come first served.
  *
- * Lua-free, and allocation-free: the caller owns the buffer (src/channel.c
+ * Lua-free, and allocation-free: the caller owns the buffer (src/features/channel.c
  * keeps it in a Lua userdata, so a raised error can leak nothing) and hands
  * over a bigger one, with cn_line_move, when cn_line_push says it is full.
  * The entries form a ring in buf[0..cap-1]; entry i of the line (0 = the

@@ -1,5 +1,5 @@
 /* clock: the monotonic time source of the run loop's timers, and the
- * virtual clock that replaces it while cosock.sim is on (src/sim.c). */
+ * virtual clock that replaces it while cosock.sim is on (src/features/sim.c). */
 #include <math.h>
 #include <time.h>
 

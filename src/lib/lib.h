@@ -8,6 +8,8 @@
  *   poller.h      interest in fds behind one interface; select and epoll
  *                 backends (poller_select.c, poller_epoll.c)
  *   chan_line.h   the line of senders waiting on a full channel
+ *   ready_list.h  an intrusive FIFO of items ready to be handed on (the
+ *                 resolver's ended lookups, the timer objects come due)
  *
  * What belongs here (scripts/check-layers.sh checks the first two): code
  * that includes no Lua header and nothing of src/compat/, src/loop/ or
@@ -19,6 +21,7 @@
 #include "lib/clock.h"
 #include "lib/grid.h"
 #include "lib/poller.h"
+#include "lib/ready_list.h"
 #include "lib/timer_heap.h"
 
 #endif

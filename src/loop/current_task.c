@@ -11,7 +11,6 @@
 #include <lauxlib.h>
 
 #include "current_task.h"
-#include "run.h"
 #include "task.h"
 
 int cn_current_task(lua_State *L) {
@@ -37,10 +36,4 @@ int cn_wait_outside_task(lua_State *L) {
     return luaL_error(L, "attempt to yield from outside a coroutine (a cosock wait must run in a "
                          "task: call it from a function given to cosock.spawn, then cosock.run())");
   return 0;
-}
-
-/* core.yield(...): coroutine.yield, with the error above outside any task. */
-int cn_yield(lua_State *L) {
-  if (!cn_isyieldable(L)) cn_wait_outside_task(L);
-  return lua_yield(L, lua_gettop(L));
 }

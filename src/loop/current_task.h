@@ -5,6 +5,5 @@
 #include "compat.h"
 
 int cn_current_task(lua_State *L);            /* core.current_task */
-int cn_yield(lua_State *L);                   /* core.yield */
 
 #endif

@@ -64,10 +64,17 @@ double cn_hooks_wait_cap(cn_loop *lp, const struct cn_task *t, double now, doubl
   return when;
 }
 
-void cn_hooks_wait_begins(lua_State *L, cn_loop *lp, struct cn_task *t) {
+void cn_hooks_checkpoint(lua_State *L, cn_loop *lp, struct cn_task *t) {
   int i;
   for (i = 0; i < lp->hooks.n; i++)
-    if (lp->hooks.h[i]->wait_begins) lp->hooks.h[i]->wait_begins(L, lp, t);
+    if (lp->hooks.h[i]->checkpoint) lp->hooks.h[i]->checkpoint(L, lp, t);
+}
+
+int cn_hooks_cancel(cn_loop *lp, struct cn_task *t) {
+  int i;
+  for (i = 0; i < lp->hooks.n; i++)
+    if (lp->hooks.h[i]->cancel && lp->hooks.h[i]->cancel(lp, t)) return 1;
+  return 0;
 }
 
 int cn_hooks_task_raised(lua_State *L, cn_loop *lp, int err) {

@@ -79,8 +79,12 @@ typedef struct cn_hook {
    * wait_cap: the deadline of a wait of t that would end at when (-1: never),
    * capped as the feature needs (no Lua); */
   double (*wait_cap)(const cn_loop *lp, const struct cn_task *t, double now, double when);
-  /* wait_begins: t is about to wait (cn_prepark): may raise instead; */
-  void (*wait_begins)(lua_State *L, cn_loop *lp, struct cn_task *t);
+  /* checkpoint: t is about to wait (cn_prepark), or its wait ended without
+   * its result (timed out: cn_wait_end): may raise instead; */
+  void (*checkpoint)(lua_State *L, cn_loop *lp, struct cn_task *t);
+  /* cancel: handle:cancel() of t: true when the feature cancels it its own
+   * way (then the task is not dropped); */
+  int (*cancel)(cn_loop *lp, struct cn_task *t);
   /* raised: a hooked task raised the value at index err (the task is freed
    * already): 0, or how it ended (CN_ENDED_RAISED or _CANCELLED) when the
    * feature has the error (then no error handler is called). */
@@ -116,6 +120,16 @@ typedef struct cn_hook {
 void cn_hook_add(lua_State *L, cn_loop *lp, const cn_hook *h);
 /* Turns the points in `points` (CN_AT(...) bits) on (on != 0) or off for h. */
 void cn_hook_set(cn_loop *lp, const cn_hook *h, unsigned points, int on);
+/* A feature's ready list (src/lib/ready_list.h) that keeps h's point on
+ * while it holds items: push and remove through these. */
+static inline void cn_hook_list_push(cn_loop *lp, cn_rlist *r, cn_rlink *l, const cn_hook *h,
+                                     int point) {
+  if (cn_rlist_push(r, l)) cn_hook_set(lp, h, CN_AT(point), 1);
+}
+static inline void cn_hook_list_remove(cn_loop *lp, cn_rlist *r, cn_rlink *l, const cn_hook *h,
+                                       int point) {
+  if (cn_rlist_remove(r, l)) cn_hook_set(lp, h, CN_AT(point), 0);
+}
 
 /* Whether some hook has point on (one bit of one word: the fast path). */
 static inline int cn_at_on(const cn_loop *lp, int point) {
@@ -132,7 +146,8 @@ static inline void cn_at(lua_State *L, cn_loop *lp, int point, struct cn_task *t
 double cn_hooks_timeout(cn_loop *lp, double timeout);
 int cn_hooks_next_ready(lua_State *L, cn_loop *lp);
 double cn_hooks_wait_cap(cn_loop *lp, const struct cn_task *t, double now, double when);
-void cn_hooks_wait_begins(lua_State *L, cn_loop *lp, struct cn_task *t);
+void cn_hooks_checkpoint(lua_State *L, cn_loop *lp, struct cn_task *t);
+int cn_hooks_cancel(cn_loop *lp, struct cn_task *t);
 int cn_hooks_task_raised(lua_State *L, cn_loop *lp, int err);
 void cn_hooks_sleep(lua_State *L, cn_loop *lp, double timeout);
 int cn_hooks_hold(const cn_loop *lp);

@@ -6,7 +6,7 @@
  * functions of its header (task.h, park.h, waiters.h, run.h, ...). The
  * cheap questions are static inline there, so asking costs nothing.
  *
- * The spec's globals (seeds/001) map to this state as follows:
+ * cosock 0.2.0's globals (its cosock.lua) map to this state as follows:
  *   threads            tasks.slots (C) + the tasks table (slot -> record, Lua)
  *   threadnames        record[R_NAME]
  *   threadswaitingfor  task->waits (C) + record[R_WAIT + i] (the objects)
@@ -26,6 +26,7 @@
 #include "compat.h"
 
 #include "lib/poller.h"
+#include "lib/ready_list.h"
 #include "lib/timer_heap.h"
 #include "mem.h"
 
@@ -64,6 +65,9 @@ typedef void (*cn_fd_watcher)(lua_State *L, struct cn_loop *lp, int fd, int even
  * getfd, for objects a feature knows the layout of (waiters.h,
  * cn_fd_set_reader): the fd, -1 for a closed socket, or CN_FD_UNKNOWN. */
 typedef int (*cn_fd_reader)(lua_State *L, struct cn_loop *lp, int inner);
+/* Delivers to a native waiter: wait i of task t is ready (park.c's
+ * cn_deliver, set by park when it opens: the fd index calls no file above it). */
+typedef void (*cn_fd_deliverer)(lua_State *L, struct cn_loop *lp, struct cn_task *t, int i);
 #define CN_FD_UNKNOWN (-2)
 
 #define CN_MAX_NATIVE 8 /* wrapper metatables the project registers (tcp, udp, tls) */
@@ -91,13 +95,15 @@ typedef struct cn_loop {
     int r_cos, r_handles, r_records; /* registry: the tasks' Lua values (task.c) */
     int nrecords;             /* records in r_records: none, none to look for */
     unsigned epoch;           /* bumped by reset: what a caller read before is gone */
+    int current;              /* slot run is resuming, -1 (written by run: cn_set_current) */
+    lua_State *current_co;    /* its coroutine while lua_resume runs, else NULL (the same) */
   } tasks;
 
-  /* run.c: whether run() is on the C stack, and which task it resumes. */
+  /* run.c: whether run() is on the C stack (which task it resumes is task.c's:
+   * tasks.current, set by run through cn_set_current). */
   struct {
     int running;
-    int current;              /* slot being resumed, -1 */
-    lua_State *current_co;    /* its coroutine while lua_resume runs, else NULL */
+    double step_cap;          /* the limit of the step being run (PASS_STEP), seconds */
     unsigned pass;            /* passes so far (wraps; only compared for equality) */
     int r_hook;               /* registry: the stall hook */
     int r_errh;               /* registry: the error handler, or nil */
@@ -196,6 +202,7 @@ typedef struct cn_loop {
     struct cn_late *late;     /* waits whose object had no fd yet (-1): asked again each pass */
     int nlate, caplate;
     int r_late;               /* registry: their objects, late[k + 1] for late[k] */
+    cn_fd_deliverer deliver;  /* a ready fd's native waiter (cn_fd_set_deliverer) */
   } waiters;
 
   /* fidelity.c: the switches that turn on departures from cosock 0.2.0 a
@@ -216,7 +223,7 @@ typedef struct cn_loop {
 
   /* timer_object.c: the timer objects of cosock.timer. */
   struct {
-    struct cn_tobj *due, *due_tail; /* came due with a waker set: to deliver */
+    cn_rlist due;             /* timers that came due with a waker set: to deliver */
     uint64_t gen;             /* bumped by reset: timers of older ones are dead */
     int nwaited;              /* pending timers with a waker set */
     int r_anchor;             /* registry: timer (light) -> timer, while a waker is set */
@@ -226,7 +233,7 @@ typedef struct cn_loop {
   /* resolver.c: the asynchronous resolver (c-ares), made on first use. */
   struct {
     struct cn_resolver *r;    /* NULL until the first lookup (always without c-ares) */
-    struct cn_dnslook *done, *done_tail; /* lookups that ended, for their tasks */
+    cn_rlist done;            /* lookups that ended, for their tasks */
     int nboxes;               /* lookups (their Lua objects) not yet collected */
     int r_mt;                 /* registry: the lookup objects' metatable */
   } dns;

@@ -14,6 +14,8 @@
  *   mem.c, mem.h    the loop's C memory, from the Lua state's allocator
  *   current_task.c  which task runs now; the error of a wait made outside
  *                   any task
+ *   messages.h      the fixed words of errors and results (cosock.core.messages)
+ *                   and cn_argerror, the form of a "bad argument" error
  *
  * What belongs here (scripts/check-layers.sh checks the first): files that
  * include headers of this folder, src/compat/ and src/lib/ only, and
@@ -27,6 +29,7 @@
 #include "hooks.h"
 #include "loop.h"
 #include "mem.h"
+#include "messages.h"
 #include "park.h"
 #include "run.h"
 #include "task.h"

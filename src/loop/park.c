@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <lauxlib.h>
 
@@ -15,9 +16,9 @@
 #include "lib/clock.h"
 #include "mem.h"
 #include "park.h"
-#include "run.h"
 #include "task.h"
 #include "waiters.h"
+#include "messages.h"
 
 #define ONE_YEAR (365.0 * 24 * 3600)
 
@@ -227,7 +228,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
     if (type != LUA_TTABLE && type != LUA_TUSERDATA) {
       const char *tn = luaL_typename(L, -1);
       cn_push_label(L, lp, t->slot);
-      luaL_error(L, "non-wakeable socket\n(task %s yielded a %s in its %s)",
+      luaL_error(L, CN_MSG_NON_WAKEABLE "\n(task %s yielded a %s in its %s)",
                  lua_tostring(L, -1), tn, what);
     }
     native = cn_is_native(L, lp, lua_gettop(L));
@@ -235,7 +236,7 @@ static void collect(lua_State *L, cn_loop *lp, cn_task *t, int rec, int idx, int
       if (lua_getfield(L, -1, "setwaker") == LUA_TNIL) {
         const char *tn = luaL_typename(L, -2);
         cn_push_label(L, lp, t->slot);
-        luaL_error(L, "non-wakeable socket\n(task %s yielded a %s without setwaker in its %s)",
+        luaL_error(L, CN_MSG_NON_WAKEABLE "\n(task %s yielded a %s without setwaker in its %s)",
                    lua_tostring(L, -1), tn, what);
       }
       lua_pop(L, 1);
@@ -286,7 +287,7 @@ static int find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   if (lua_getfield(L, obj, "inner_sock") == LUA_TNIL) { lua_settop(L, top); return 0; }
   if (!native && lua_getfield(L, obj, "_wake") == LUA_TNIL) {
     cn_push_label(L, lp, t->slot);
-    luaL_error(L, "non-wakeable socket\n(task %s waits on an object with inner_sock and no _wake method)",
+    luaL_error(L, CN_MSG_NON_WAKEABLE "\n(task %s waits on an object with inner_sock and no _wake method)",
                lua_tostring(L, -1));
   }
   lua_settop(L, top + 1);
@@ -335,11 +336,34 @@ int cn_park_find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
   return late;
 }
 
+void cn_park_late_recheck(lua_State *L, cn_loop *lp) {
+  int k;
+  /* From the end: an entry moved into place k was asked already. */
+  for (k = cn_fd_late(lp) - 1; k >= 0; k--) {
+    cn_task *t;
+    lua_Integer waitid;
+    int slot, i, obj, top = lua_gettop(L);
+    if (k >= cn_fd_late(lp)) continue;         /* (a getfd ended waits listed after k) */
+    cn_fd_late_take(L, lp, k, &slot, &waitid, &i); /* taken out first: a getfd that raises is not asked again */
+    obj = lua_gettop(L);
+    t = cn_task_get(lp, slot);
+    if (t == NULL || t->waitid != waitid || t->state != T_PARKED || t->timed_out || i >= t->nwait ||
+        t->waits[i].fired || t->waits[i].fd >= 0 || t->waits[i].obj != lua_topointer(L, obj)) {
+      lua_settop(L, top);                      /* the wait is over */
+      continue;
+    }
+    /* Still none: listed again (at the end, where room was just made). */
+    if (cn_park_find_fd(L, lp, t, i, obj) && (t = cn_task_get(lp, slot)) != NULL && t->waitid == waitid)
+      cn_fd_late_add(L, lp, t, i, obj);
+    lua_settop(L, top);
+  }
+}
+
 /* True when a parked task waits on a closed socket, or on one with no fd
  * yet (waiters.h, cn_fd_late_add). cosock hands such a
  * socket to LuaSocket's select, which skips it and, with no other socket
  * and no timeout, blocks for ever: that is what the loop does then instead
- * of raising the stall error (run's step 11). Called only when the loop
+ * of raising the stall error (run.c's check_stall). Called only when the loop
  * would stall, so the walk over the tasks costs no pass anything. */
 int cn_waits_closed(cn_loop *lp) {
   int s, i;
@@ -390,7 +414,7 @@ static void arm_timer(cn_loop *lp, cn_task *t) {
 
 lua_Integer cn_prepark(lua_State *L, cn_loop *lp, int kind, const cn_tmo *tmo, int obj) {
   cn_task *t = cn_own_task(lp, L), *cur = cn_task_get(lp, cn_current_slot(lp));
-  if (cur != NULL && cur->hooked) cn_hooks_wait_begins(L, lp, cur); /* (a cancelled scope's task raises) */
+  if (cur != NULL && cur->hooked) cn_hooks_checkpoint(L, lp, cur); /* (a cancelled scope's task raises) */
   if (t == NULL || !CN_KNOWS_YIELDABLE || !cn_isyieldable(L)) return 0;
   lp->park.pre.slot = t->slot;
   lp->park.pre.kind = (unsigned char)kind;
@@ -607,6 +631,58 @@ void cn_rollback_park(lua_State *L, cn_loop *lp) {
   lp->park.parking = -1;
 }
 
+/* ---- the end of every wait ---------------------------------------------- */
+
+void cn_wait_timed_out(lua_State *L, cn_loop *lp) {
+  cn_task *t = cn_task_get(lp, cn_current_slot(lp));
+  if (t != NULL && t->hooked) cn_hooks_checkpoint(L, lp, t); /* (a scope's task may raise) */
+}
+
+int cn_resumed_timeout(lua_State *L, int idx) {
+  const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx) : NULL;
+  return s != NULL && strcmp(s, CN_MSG_TIMEOUT) == 0;
+}
+
+void cn_wait_cut(cn_loop *lp, cn_task *t) {
+  if (t->state != T_PARKED) return;
+  t->timed_out = 1;
+  cn_make_ready(lp, t);
+}
+
+void cn_wait_recap(cn_loop *lp, cn_task *t) {
+  double when;
+  if (t->state != T_PARKED || !t->hooked) return;
+  when = cn_hooks_wait_cap(lp, t, cn_clock_now(), t->armed ? t->deadline : -1);
+  if (when >= 0 && (!t->armed || when < t->deadline)) cn_timer_arm(lp, t, when);
+}
+
+/* core.yield(...) ends here when resumed: the values the loop resumed the
+ * task with are the call's results, after the wait's end (cn_wait_end). */
+static int yield_k(lua_State *L, int status, lua_KContext ctx) {
+  (void)status;
+  (void)ctx;
+  cn_wait_end(L, cn_loop_get(L), lua_gettop(L) >= 3 && cn_resumed_timeout(L, 3));
+  return lua_gettop(L);
+}
+
+/* core.yield(recvt, sendt, timeout [, mark]): coroutine.yield to the loop,
+ * with the error of a wait outside any task, and the end every wait has:
+ * timed out in a cancelled or expired scope, it raises the cancellation
+ * (cn_wait_end). cosock.socket.select, sleep and every wait written in Lua
+ * on it need no line of their own for that. */
+static int l_yield(lua_State *L) {
+  CN_RESUMABLE(L);
+  return cn_yieldk(L, lua_gettop(L), 0, yield_k);
+}
+
+/* wait_end(err): the end of a wait made with coroutine.yield by Lua code
+ * that must take what the wait delivered first (cosock.op's perform,
+ * cosock.sync's acquire): err is the third value the loop resumed it with. */
+static int l_wait_end(lua_State *L) {
+  cn_wait_end(L, cn_loop_get(L), cn_resumed_timeout(L, 1));
+  return 0;
+}
+
 /* register_native(mt): objects with this metatable are the project's own
  * socket wrappers. The loop waits on them without the waker protocol's Lua
  * calls (setwaker, _wake): it reads their inner_sock's fd and wakes the task
@@ -628,14 +704,20 @@ static int l_register_native(lua_State *L) {
 }
 
 void cn_park_open(lua_State *L, cn_loop *lp) {
+  static const luaL_Reg funcs[] = {
+    {"register_native", l_register_native}, {"yield", l_yield}, {"wait_end", l_wait_end},
+    {NULL, NULL}
+  };
+  static const char *const waits[] = {"yield", NULL};
   cn_park_clear(lp);
+  cn_fd_set_deliverer(lp, cn_deliver);         /* a ready fd's native waiter: cn_deliver */
   lua_newtable(L);                             /* metatable -> true, kept across resets */
   lp->park.r_natives = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushcfunction(L, unset_call);
   lp->park.r_unset = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, -2);                        /* loop, module, loop */
-  lua_pushcclosure(L, l_register_native, 1);
-  lua_setfield(L, -2, "register_native");
+  luaL_setfuncs(L, funcs, 1);
+  cn_lift_fields(L, -1, waits);
 }
 
 void cn_park_free(lua_State *L, cn_loop *lp) {

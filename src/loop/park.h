@@ -54,6 +54,34 @@ void cn_park_bare(lua_State *L, cn_loop *lp, int slot, int obj);
  * task counts as being parked meanwhile: a cancel is refused, an error
  * drops it (cn_rollback_park, from run's recovery). */
 int cn_park_find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj);
+/* Asks every wait listed for having no fd yet (waiters.h, cn_fd_late_add)
+ * for its fd again: registers those that have one now, drops the waits that
+ * ended. May raise (getfd's error, the poller's refusal): that wait's task is
+ * then dropped, as when the error comes while it parks. run.c calls it after
+ * each pass's resumes while any is listed. */
+void cn_park_late_recheck(lua_State *L, cn_loop *lp);
+/* The end of every wait. A wait's continuation (a C function's after
+ * cn_yieldk, core.yield's, and Lua's wait_end) calls cn_wait_end once it
+ * has taken what the wait delivered, if anything, with whether the wait
+ * ended without it (timed_out: the loop resumed it with nil, nil, "timeout",
+ * which cn_resumed_timeout tells from the value at idx, or the wait's own
+ * deadline passed). A timed-out wait of a task a feature hooked asks the
+ * hook's checkpoint first, which may raise instead: a cancelled or expired
+ * scope's task raises the cancellation here (cancel.c). Returns timed_out.
+ * A new kind of wait is cancellable by ending this way: nothing in it names
+ * a feature. */
+void cn_wait_timed_out(lua_State *L, cn_loop *lp);
+static inline int cn_wait_end(lua_State *L, cn_loop *lp, int timed_out) {
+  if (timed_out) cn_wait_timed_out(L, lp);
+  return timed_out;
+}
+int cn_resumed_timeout(lua_State *L, int idx);
+/* Ends t's pending wait now, as its timer would (nothing when it is not
+ * parked); its continuation sees a timeout. */
+void cn_wait_cut(cn_loop *lp, cn_task *t);
+/* Asks the hooks' wait_cap again for t's pending wait (a scope's deadline
+ * that changed); nothing when t is not parked. */
+void cn_wait_recap(cn_loop *lp, cn_task *t);
 
 /* True when, with set_close_wakes off, a parked task waits on a closed
  * socket or on one with no fd yet: where the loop would stall, cosock
@@ -82,8 +110,8 @@ int cn_dirty(lua_State *L, int inner);
  * metatable was registered with register_native). */
 int cn_is_native(lua_State *L, cn_loop *lp, int obj);
 
-/* Adds register_native to the module table on top (the loop just below it)
- * and makes the registry slot of the wrapper classes. */
+/* Adds register_native, yield and wait_end to the module table on top (the
+ * loop just below it) and makes the registry slot of the wrapper classes. */
 void cn_park_open(lua_State *L, cn_loop *lp);
 void cn_park_free(lua_State *L, cn_loop *lp);
 

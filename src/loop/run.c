@@ -1,9 +1,11 @@
-/* run: cosock.run, one pass after another, in the order of the spec's
- * outline (seeds/001, "Run Loop"): drain the ready list and resume each task,
- * stop when nothing is alive and nothing is ready, run due timers, poll (with
- * timeout 0 when something is ready), and _wake the objects whose fds are
- * ready. All counts are kept as they change, so a pass never visits parked
- * tasks that nothing woke. */
+/* run: cosock.run, one pass after another (one_pass, the only place a pass
+ * happens), and cosock.step's single pass. A pass: resume what was ready
+ * when it began (what they wake runs next pass), stop when nothing is alive
+ * and nothing is ready, run the due timers, then wait in the poll for an fd
+ * or the next deadline (not at all when something is ready) and wake what
+ * waits on the ready fds. All counts are kept as they change, so a pass
+ * never visits parked tasks that nothing woke. A task's end (its results,
+ * its error and the error handler) is here too. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,6 +21,7 @@
 #include "run.h"
 #include "task.h"
 #include "waiters.h"
+#include "messages.h"
 
 static int is_resumable(lua_State *co) {
   if (lua_status(co) == LUA_YIELD) return 1;
@@ -98,7 +101,9 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   lua_settop(L, base);
 }
 
-/* Steps 4.1.1 - 4.1.5 of the outline for one ready task. Stack: top + 1 is
+/* Resumes one ready task: takes it out of its wait (timer, fds, wakers),
+ * resumes it with what its wait gave, then parks what it yielded or ends it.
+ * Stack: top + 1 is
  * its record (nil when it has none: a new task, or one that only ever waited
  * bare), then what it yields. */
 static void resume_one(lua_State *L, cn_loop *lp, int slot) {
@@ -107,14 +112,14 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   int status, nres, top = lua_gettop(L), timed_out = t->timed_out, bare;
   int lists = !t->internal; /* an INTERNAL wait never got ready lists */
   cn_at(L, lp, CN_AT_TURN, t);                 /* its turn begins */
-  lp->run.current = slot;
+  cn_set_current(lp, slot);
   if (t->bare) lua_pushnil(L);
   else cn_task_push_record(L, lp, slot);       /* rec or nil */
   /* Clear its timer and take back its wakers before it runs. */
   cn_unpark(L, lp, t, 0, t->bare ? 0 : top + 1);
   t = cn_task_get(lp, slot);
   if (t == NULL) { /* a setwaker cancelled it */
-    lp->run.current = -1;
+    cn_set_current(lp, -1);
     cn_at(L, lp, CN_AT_DROPPED, NULL);
     lua_settop(L, top);
     return;
@@ -122,7 +127,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   if (!is_resumable(co)) {                     /* resumed behind the loop's back */
     cn_at(L, lp, CN_AT_DROPPED, NULL);
     lua_settop(L, top);
-    lp->run.current = -1;
+    cn_set_current(lp, -1);
     cn_task_free(L, lp, t);
     return;
   }
@@ -133,7 +138,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   if (timed_out) {                             /* a timed-out wait has no lists */
     lua_pushnil(co);
     lua_pushnil(co);
-    lua_pushliteral(co, "timeout");
+    lua_pushliteral(co, CN_MSG_TIMEOUT);
   } else if (!lists || lua_isnil(L, top + 1)) {
     lua_pushnil(co);
     lua_pushnil(co);
@@ -149,17 +154,17 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
     lua_pushnil(L);
     lua_xmove(L, co, 3);
   }
-  lp->run.current_co = co;
+  cn_set_current_co(lp, co);
   t->resumes++;
   cn_at(L, lp, CN_AT_RESUME, t);
   status = cn_resume(co, L, 3, &nres);         /* nres: values yielded or returned */
   cn_at(L, lp, CN_AT_RESUMED, NULL);
-  lp->run.current_co = NULL;
+  cn_set_current_co(lp, NULL);
   if (status != LUA_YIELD) cn_at(L, lp, CN_AT_ENDED, NULL); /* what follows is the loop's */
   bare = cn_prepark_taken(lp, slot);
   /* From here on an error belongs to the yield or to an object, not to a task
    * being resumed: recovery must not drop the task for it. */
-  lp->run.current = -1;
+  cn_set_current(lp, -1);
   t = cn_task_get(lp, slot);
   if (status == LUA_YIELD) {
     cn_park_begin(lp, slot);                   /* from here an error rolls the wait back */
@@ -185,14 +190,13 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   lua_settop(L, top);
 }
 
-/* Step 11: every live task waits on something that cannot wake it. */
+/* Every live task waits on something that cannot wake it. */
 static int stall(lua_State *L, cn_loop *lp) {
   cn_push_ref(L, lp->run.r_hook);
   if (lua_isfunction(L, -1)) lua_call(L, 0, 0);
   else lua_pop(L, 1);
   /* (cosock.lua adds a line per task: lua/cosock/deadlock.lua) */
-  return luaL_error(L, "cosock tried to call socket.select with no sockets and no timeout. "
-                       "this is a bug, please report it, including the above dump state\n"
+  return luaL_error(L, CN_MSG_STALL "\n"
                        "cosock-native: every live task waits on something that nothing can wake "
                        "(no socket, no timeout); the dump above shows what each one waits on "
                        "(the line above is cosock 0.2.0's, kept word for word: a stall is the "
@@ -214,16 +218,37 @@ static void let_hooks_run(lua_State *L, cn_loop *lp) {
   lua_call(L, 0, 0);
 }
 
+/* The pass, as its phases. Each is inlined into one_pass (forced where the
+ * compiler allows), and one_pass into each caller with a constant mode, so
+ * that run's pass costs what one function written out would cost. */
 #if defined(__GNUC__)
 #define PASS_INLINE inline __attribute__((always_inline))
 #else
 #define PASS_INLINE inline
 #endif
 
-/* Steps 9-10: runs the due timers (with the features' deliveries of those
- * that came due), then what ended outside any task; returns the next
- * deadline (-1: none) and, in *now, the clock read (when any timer is armed). */
-static PASS_INLINE double due_timers(lua_State *L, cn_loop *lp, double *now) {
+/* How a pass may wait. */
+typedef enum pass_mode {
+  PASS_RUN,    /* cosock.run (and a step without a limit): waits as long as the
+                * work needs, and raises the stall where nothing can wake a task */
+  PASS_STEP    /* cosock.step with a limit (lp->run.step_cap): waits at most that
+                * long and never stalls: code outside the loop may wake the tasks */
+} pass_mode;
+
+/* Resumes what was ready when the pass began; what they wake runs next
+ * pass. Then the hooks that act once the resumes are done (predicates). */
+static PASS_INLINE void resume_ready(lua_State *L, cn_loop *lp) {
+  int slot;
+  cn_lists_swap(lp);
+  while ((slot = cn_at_on(lp, CN_AT_ORDER) ? cn_hooks_next_ready(L, lp) : cn_wake_pop(lp)) >= 0)
+    resume_one(L, lp, slot);
+  cn_at(L, lp, CN_AT_RESUMES_DONE, NULL);
+  if (cn_fd_late(lp)) cn_park_late_recheck(L, lp); /* objects that had no fd yet (park.h) */
+}
+
+/* Runs the due timers (none armed: no clock to read) and the deliveries
+ * they started. Returns the next deadline (-1: none); *now: the clock read. */
+static PASS_INLINE double run_timers(lua_State *L, cn_loop *lp, double *now) {
   double next = -1;
   if (cn_timers_armed(lp) > 0) {
     *now = cn_clock_now();
@@ -236,83 +261,95 @@ static PASS_INLINE double due_timers(lua_State *L, cn_loop *lp, double *now) {
   return next;
 }
 
-/* One pass of the loop. Returns 0 when nothing is left, 1 otherwise. cap
- * bounds the wait (< 0: none); a stepping pass (cosock.step) waits at most
- * cap and, where run raises the stall, waits cap when it has one: code
- * outside the loop may wake the tasks after the step. Inlined into each
- * caller (forced where the compiler allows), so that run's pass, with
- * constant arguments, costs what it cost before step existed. */
-static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, double cap, int stepping) {
-  double timeout, now = 0, next;
-  int slot, ran = cn_tasks_ready(lp) > 0;
-  let_hooks_run(L, lp);
-  /* Steps 1-4: what is ready now runs now; what it wakes runs next pass. */
-  lp->run.pass++;
-  lp->run.passes++;
-  lp->run.ran = ran;
-  cn_lists_swap(lp);
-  while ((slot = cn_at_on(lp, CN_AT_ORDER) ? cn_hooks_next_ready(L, lp) : cn_wake_pop(lp)) >= 0)
-    resume_one(L, lp, slot);
-  cn_at(L, lp, CN_AT_RESUMES_DONE, NULL);     /* (cosock.when evaluates its predicates) */
-  if (cn_fd_late(lp)) cn_fd_late_recheck(L, lp); /* objects that had no fd yet (waiters.h) */
-  /* Steps 5-7, with counts instead of a scan of every thread. */
-  if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) {
-    cn_fd_apply(lp);
-    return 0;
-  }
-  /* Step 8: interest is kept per fd; only drop what ended this pass. */
-  cn_fd_apply(lp);
-  /* Steps 9-10 (no armed timer: no clock to read). */
-  next = due_timers(L, lp, &now);
+/* How long the poll may wait (-1: no limit): not at all when a task is
+ * ready, else until the next deadline, as the hooks cap it (predicates) and,
+ * stepping, at most the step's limit. */
+static PASS_INLINE double poll_timeout(const cn_loop *lp, pass_mode mode, double next, double now) {
+  double timeout;
   if (cn_tasks_ready(lp) > 0) timeout = 0;
   else if (next >= 0) timeout = next > now ? next - now : 0;
-  else timeout = -1;                         /* (deadlines are capped when armed) */
-  if (cn_at_on(lp, CN_AT_TIMEOUT)) timeout = cn_hooks_timeout(lp, timeout);
-  if (stepping && cap >= 0 && (timeout < 0 || timeout > cap)) timeout = cap;
-  /* Step 11 (unless a feature may still wake a task: a timer object with a
-   * waker, predicates not yet evaluated idle). */
+  else timeout = -1;                           /* (deadlines are capped when armed) */
+  if (cn_at_on(lp, CN_AT_TIMEOUT)) timeout = cn_hooks_timeout((cn_loop *)lp, timeout);
+  if (mode == PASS_STEP && (timeout < 0 || timeout > lp->run.step_cap)) timeout = lp->run.step_cap;
+  return timeout;
+}
+
+/* Raises the stall when every live task waits on something nothing can
+ * wake: no task ready, no fd polled, no task timer, no hook that may still
+ * wake one (a timer object with a waker, predicates not yet evaluated idle),
+ * no closed socket (there cosock blocks for ever: so does the loop). A step
+ * with a limit sleeps it instead. */
+static PASS_INLINE void check_stall(lua_State *L, cn_loop *lp, pass_mode mode) {
   lp->run.blocked_closed = 0;
-  if (cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 && cn_task_timers_armed(lp) == 0 &&
-      (!stepping || cap < 0) && !cn_hooks_hold(lp)) {
-    /* (a step with a limit sleeps it: see step.c) On a closed socket:
-     * block, as cosock does; an interrupt's error then carries the report
-     * (blocked_on_closed, cosock.lua). */
+  if (mode == PASS_RUN && cn_tasks_ready(lp) == 0 && cn_fd_polled(lp) == 0 &&
+      cn_task_timers_armed(lp) == 0 && !cn_hooks_hold(lp)) {
     if (!cn_waits_closed(lp)) stall(L, lp);
-    lp->run.blocked_closed = 1;
+    lp->run.blocked_closed = 1;                /* (an interrupt's error carries the report: cosock.lua) */
   }
-  /* Steps 12-15. */
-  if (timeout == 0 && cn_fd_polled(lp) == 0) return 1; /* nothing to poll, no wait */
-  if (cn_at_on(lp, CN_AT_SLEEP)) {            /* (cosock.sim: virtual time, no poll) */
+}
+
+/* Waits for an fd or the timeout: the poll, or in its place the hook's
+ * sleep (cosock.sim: the virtual clock jumps). Nothing to poll and no wait:
+ * nothing to do. */
+static PASS_INLINE void wait_for_work(lua_State *L, cn_loop *lp, double timeout) {
+  if (timeout == 0 && cn_fd_polled(lp) == 0) return;
+  if (cn_at_on(lp, CN_AT_SLEEP)) {
     cn_hooks_sleep(L, lp, timeout);
-  } else {
-    lp->run.polls++;
-    cn_at(L, lp, CN_AT_POLL, NULL);
-    if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
-      return luaL_error(L, "cosock: polling failed: %s", strerror(errno));
-    cn_at(L, lp, CN_AT_POLLED, NULL);          /* (a signal: the next pass waits the time left) */
+    return;
   }
-  /* A step returns after its wait: what that wait ended (a timer that fell
-   * due, as well as a ready fd) is made ready now, for the next step to run
-   * (run's next pass does this itself, before it could wait again). */
-  if (stepping && timeout != 0) due_timers(L, lp, &now);
+  lp->run.polls++;
+  cn_at(L, lp, CN_AT_POLL, NULL);
+  if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
+    luaL_error(L, "cosock: polling failed: %s", strerror(errno));
+  cn_at(L, lp, CN_AT_POLLED, NULL);            /* (a signal: the next pass waits the time left) */
+}
+
+/* One pass of the loop. Returns 0 when nothing is left, 2 when it waited
+ * (polled or slept with a timeout other than 0), 1 otherwise. The counts
+ * are kept as they change, so a pass never visits a parked task that
+ * nothing woke, nor a timer that is not due. */
+static PASS_INLINE int one_pass(lua_State *L, cn_loop *lp, pass_mode mode) {
+  double now = 0, next, timeout;
+  let_hooks_run(L, lp);
+  lp->run.pass++;
+  lp->run.passes++;
+  lp->run.ran = cn_tasks_ready(lp) > 0;
+  resume_ready(L, lp);
+  cn_fd_apply(lp);                             /* (interest is kept per fd: only what ended this pass) */
+  if (cn_tasks_live(lp) == 0 && cn_tasks_ready(lp) == 0) return 0;
+  next = run_timers(L, lp, &now);
+  timeout = poll_timeout(lp, mode, next, now);
+  check_stall(L, lp, mode);
+  wait_for_work(L, lp, timeout);
+  if (timeout != 0) return 2;
   return 1;
 }
 
 static int run_passes(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  while (one_pass(L, lp, -1, 0)) {}
+  while (one_pass(L, lp, PASS_RUN)) {}
   return 0;
 }
 
-/* step_pass(cap): one pass for cosock.step; returns whether tasks remain. */
+/* step_pass(cap): one pass for cosock.step; returns whether tasks remain.
+ * A negative cap (no limit) is a pass of run's. */
 static int step_pass(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  lua_pushboolean(L, one_pass(L, lp, lua_tonumber(L, 1), 1));
+  double cap = lua_tonumber(L, 1);
+  int more;
+  lp->run.step_cap = cap;
+  more = cap >= 0 ? one_pass(L, lp, PASS_STEP) : one_pass(L, lp, PASS_RUN);
+  /* A step returns after its wait: what that wait ended (a timer that fell
+   * due, as well as a ready fd) is made ready now, for the next step to run
+   * (run's next pass does this itself, before it could wait again). */
+  if (more == 2) {
+    double now = 0;
+    run_timers(L, lp, &now);
+  }
+  lua_pushboolean(L, more != 0);
   return 1;
 }
 
-/* Puts the tasks a failed pass did not get to back at the front of the ready
- * list, drops a task whose wait could not be made, and keeps the loop usable. */
 /* finish_removed(loop, handle, err): the task-end hooks for a task recover
  * dropped. (Pushed under recover's own pcall: may allocate on 5.1.) */
 static int finish_removed(lua_State *L) {
@@ -320,10 +357,13 @@ static int finish_removed(lua_State *L) {
   return 0;
 }
 
+/* After a pass raised: drops the task being resumed or parked (its wait
+ * could not be made), puts the tasks the pass did not get to back at the
+ * front of the ready list, and keeps the loop usable. */
 static void recover(lua_State *L, cn_loop *lp) {
   int err = lua_gettop(L), removed[2], i;
   removed[0] = cn_parking_slot(lp);
-  removed[1] = lp->run.current != removed[0] ? lp->run.current : -1;
+  removed[1] = cn_current_slot(lp) != removed[0] ? cn_current_slot(lp) : -1;
   /* Their handles, taken before the tasks go (a stack in trouble may have
    * no room: then their joiners are not told). */
   for (i = 0; i < 2; i++) {
@@ -333,9 +373,9 @@ static void recover(lua_State *L, cn_loop *lp) {
       removed[i] = -1;
   }
   cn_rollback_park(L, lp);
-  if (lp->run.current >= 0) {
-    cn_task *t = cn_task_get(lp, lp->run.current);
-    lp->run.current = -1;
+  if (cn_current_slot(lp) >= 0) {
+    cn_task *t = cn_task_get(lp, cn_current_slot(lp));
+    cn_set_current(lp, -1);
     if (t) cn_task_free(L, lp, t);
   }
   cn_wake_requeue(lp);
@@ -363,7 +403,7 @@ static void name_wait_error(lua_State *L, cn_loop *lp) {
   cn_task *t = cn_task_get(lp, slot);
   const char *e = lua_type(L, err) == LUA_TSTRING ? lua_tostring(L, err) : NULL;
   if (t == NULL || e == NULL || strstr(e, "\n(task ") != NULL ||
-      (strstr(e, "waker already set") == NULL && strstr(e, "non-wakeable socket") == NULL))
+      (strstr(e, CN_MSG_WAKER_SET) == NULL && strstr(e, CN_MSG_NON_WAKEABLE) == NULL))
     return;
   luaL_checkstack(L, 6, NULL);
   cn_push_label(L, lp, slot);                  /* err, label */
@@ -405,8 +445,8 @@ static int protected_passes(lua_State *L, cn_loop *lp, lua_CFunction fn, int nar
   lua_insert(L, -1 - nargs);
   base = lua_gettop(L) - nargs - 1;
   lp->run.running = 1;
-  lp->run.current = -1;
-  lp->run.current_co = NULL;
+  cn_set_current(lp, -1);
+  cn_set_current_co(lp, NULL);
   cn_park_clear(lp);
   cn_at(L, lp, CN_AT_RUN_BEGIN, NULL);
   status = lua_pcall(L, nargs, nret, 0);
@@ -439,6 +479,20 @@ int cn_run(lua_State *L) {
   return protected_passes(L, lp, run_passes, 0, 0);
 }
 
+double cn_next_timeout(cn_loop *lp) {
+  double t = -1, next;
+  if (cn_tasks_ready(lp) > 0) return 0;
+  if (cn_tasks_live(lp) == 0) return -1;
+  if (cn_at_on(lp, CN_AT_TIMERS) || cn_at_on(lp, CN_AT_DELIVER)) return 0; /* due: deliver */
+  next = cn_timers_next(lp);
+  if (next >= 0) {
+    double now = cn_clock_now();
+    t = next > now ? next - now : 0;
+  }
+  if (cn_at_on(lp, CN_AT_TIMEOUT)) t = cn_hooks_timeout(lp, t);
+  return t;
+}
+
 int cn_run_step(lua_State *L, cn_loop *lp, double cap) {
   cn_refuse_busy(L, lp, "cosock.step", "step");
   lua_pushnumber(L, cap);
@@ -458,7 +512,7 @@ void cn_refuse_busy(lua_State *L, cn_loop *lp, const char *fname, const char *ve
 static int l_set_error_handler(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   if (!lua_isnoneornil(L, 1) && lua_type(L, 1) != LUA_TFUNCTION)
-    return luaL_error(L, "bad argument #1 to 'set_error_handler' (function or nil expected, got %s)",
+    return cn_argerror(L, 1, "set_error_handler", "function or nil expected, got %s",
                       luaL_typename(L, 1));
   lua_settop(L, 1);
   if (lua_isnil(L, 1)) lua_pushboolean(L, 0);  /* a nil would free the registry slot */
@@ -498,7 +552,7 @@ void cn_run_open(lua_State *L, cn_loop *lp) {
     {"set_error_handler", l_set_error_handler}, {"blocked_on_closed", l_blocked_on_closed},
     {NULL, NULL}
   };
-  lp->run.current = -1;
+  cn_set_current(lp, -1);
   lua_pushboolean(L, 0);                       /* registry slots (a nil would not take one) */
   lp->run.r_hook = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushboolean(L, 0);

@@ -10,6 +10,10 @@ int cn_run(lua_State *L);
 /* One pass for cosock.step (step.c), waiting at most cap seconds (< 0: no
  * limit); pushes whether tasks remain. Raises as run raises, loop recovered. */
 int cn_run_step(lua_State *L, cn_loop *lp, double cap);
+/* Seconds until the loop needs a pass: 0 when something is ready, -1 when
+ * no deadline is armed (only an fd or code outside the loop can give it
+ * work) or nothing is left. For cosock.next_timeout and pollfd's timer. */
+double cn_next_timeout(cn_loop *lp);
 /* Adds set_stall_hook to the module table on top (the loop just below it). */
 void cn_run_open(lua_State *L, cn_loop *lp);
 void cn_run_free(lua_State *L, cn_loop *lp);
@@ -47,12 +51,6 @@ static inline int cn_woken_last_pass(const cn_loop *lp, const cn_task *t) {
 static inline unsigned cn_pass_number(const cn_loop *lp) { return lp->run.pass; }
 /* Whether this pass resumed tasks (for the hooks at CN_AT_RESUMES_DONE). */
 static inline int cn_pass_ran(const cn_loop *lp) { return lp->run.ran; }
-/* The slot the loop is resuming, -1 when none. */
-static inline int cn_current_slot(const cn_loop *lp) { return lp->run.current; }
-/* The task whose own coroutine L is, while the loop resumes it; NULL in a
- * coroutine the task resumes itself, or outside the loop. */
-static inline cn_task *cn_own_task(cn_loop *lp, lua_State *L) {
-  return lp->run.current_co == L ? cn_task_get(lp, lp->run.current) : NULL;
-}
+/* (Which task the loop resumes: task.h, cn_current_slot and cn_own_task.) */
 
 #endif

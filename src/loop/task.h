@@ -2,8 +2,21 @@
  * loop->tasks). A task's fields are written by the file named beside them;
  * task.c also sets every field when a task starts. Its state moves: READY
  * (task.c, when spawned or woken), RUNNING (run.c while resumed, handle.c
- * while cancelled), PARKED (park.c), FREE (task.c). A timer that fires marks
- * the wait timed_out (task.c); ending a wait clears that (park.c). */
+ * while cancelled), PARKED (park.c), FREE (task.c). A wait ends timed out
+ * when its timer fires (task.c) or a feature cuts it (park.c's cn_wait_cut,
+ * for a scope's cancel): only those two set timed_out; ending a wait clears
+ * it (park.c).
+ *
+ * The words where the wait flags meet:
+ *   native    a wait on one of the project's socket wrappers: the loop reads
+ *             its fd itself and calls no setwaker or _wake (cn_wait.native)
+ *   bare      a wait noted before the yield (cn_prepark) and parked without
+ *             reading a yield tuple: one native wait, no record entries
+ *   internal  a wait a C function of the project makes for itself (the
+ *             yield's fourth value is CN_INTERNAL): nobody reads its ready
+ *             lists, so the loop keeps none
+ *   hooked    a feature asks the hooks' task questions about this task
+ *             (cancel.c: a scope's task) */
 #ifndef COSOCK_TASK_H
 #define COSOCK_TASK_H
 
@@ -117,6 +130,18 @@ static inline cn_task *cn_task_get(cn_loop *lp, int slot) {
   if (slot < 0 || slot >= lp->tasks.nslots) return NULL;
   t = lp->tasks.slots[slot];
   return t && t->state != T_FREE ? t : NULL;
+}
+
+/* Which task the loop is resuming. Written by run alone (cn_set_current,
+ * cn_set_current_co); asked by park and the features. */
+static inline void cn_set_current(cn_loop *lp, int slot) { lp->tasks.current = slot; }
+static inline void cn_set_current_co(cn_loop *lp, lua_State *co) { lp->tasks.current_co = co; }
+/* The slot the loop is resuming, -1 when none. */
+static inline int cn_current_slot(const cn_loop *lp) { return lp->tasks.current; }
+/* The task whose own coroutine L is, while the loop resumes it; NULL in a
+ * coroutine the task resumes itself, or outside the loop. */
+static inline cn_task *cn_own_task(cn_loop *lp, lua_State *L) {
+  return lp->tasks.current_co == L ? cn_task_get(lp, lp->tasks.current) : NULL;
 }
 
 static inline int cn_tasks_live(const cn_loop *lp) { return lp->tasks.live; }

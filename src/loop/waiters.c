@@ -24,9 +24,9 @@
 
 #include "hooks.h"
 #include "mem.h"
-#include "park.h"
 #include "task.h"
 #include "waiters.h"
+#include "messages.h"
 
 /* The per-fd arrays: where each is, its entries per fd, its element size.
  * They come from the Lua state's allocator (mem.c), which is told each
@@ -131,7 +131,7 @@ void cn_fd_register(lua_State *L, cn_loop *lp, int slot, int i, int fd, int kind
     luaL_checkstack(L, 4, NULL);
     cn_push_label(L, lp, slot);
     cn_push_object_name(L, obj);
-    luaL_error(L, "%s waker already set, sockets can only block one thread per waker kind\n"
+    luaL_error(L, "%s " CN_MSG_SOCKET_WAKER_SET "\n"
                "(task %s waiting on %s)", cn_kind_name(kind), lua_tostring(L, -2), lua_tostring(L, -1));
   }
   /* Another socket on a watched fd number may be a different file that reuses
@@ -234,7 +234,7 @@ static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
   if (lp->waiters.natslot[key] != 0) {
     cn_task *t = cn_task_get(lp, lp->waiters.natslot[key] - 1);
     others--;
-    if (t != NULL) cn_deliver(L, lp, t, lp->waiters.natwait[key]);
+    if (t != NULL) lp->waiters.deliver(L, lp, t, lp->waiters.natwait[key]);
   }
   if (others <= 0) return;
   top = lua_gettop(L);
@@ -252,7 +252,7 @@ static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
   for (j = 0; j < nobj; j++) {
     int o = top + 2 + j;
     if (lua_getfield(L, o, "_wake") == LUA_TNIL)
-      luaL_error(L, "non-wakeable socket\n(an object polled for %s has no _wake method)",
+      luaL_error(L, CN_MSG_NON_WAKEABLE "\n(an object polled for %s has no _wake method)",
                  cn_kind_name(kind));
     lua_pushvalue(L, o);
     lua_pushstring(L, cn_kind_name(kind));
@@ -382,6 +382,10 @@ void cn_fd_set_watcher(cn_loop *lp, cn_fd_watcher fn) {
   lp->waiters.watcher = fn;
 }
 
+void cn_fd_set_deliverer(cn_loop *lp, cn_fd_deliverer fn) {
+  lp->waiters.deliver = fn;
+}
+
 void cn_fd_set_reader(cn_loop *lp, cn_fd_reader fn) {
   lp->waiters.reader = fn;
 }
@@ -499,35 +503,18 @@ static void late_remove(lua_State *L, cn_loop *lp, int tab, int k) {
   lua_rawseti(L, tab, last + 1);
 }
 
-void cn_fd_late_recheck(lua_State *L, cn_loop *lp) {
-  int k, tab;
-  luaL_checkstack(L, 4, NULL);
+void cn_fd_late_take(lua_State *L, cn_loop *lp, int k, int *slot, lua_Integer *waitid, int *i) {
+  struct cn_late e = lp->waiters.late[k];
+  int tab;
+  luaL_checkstack(L, 3, NULL);
   cn_push_ref(L, lp->waiters.r_late);
   tab = lua_gettop(L);
-  /* From the end: an entry moved into place k was asked already. */
-  for (k = lp->waiters.nlate - 1; k >= 0; k--) {
-    struct cn_late e;
-    cn_task *t;
-    int obj;
-    if (k >= lp->waiters.nlate) continue;      /* (a getfd ended waits listed after k) */
-    e = lp->waiters.late[k];
-    t = cn_task_get(lp, e.slot);
-    lua_rawgeti(L, tab, k + 1);
-    obj = lua_gettop(L);
-    late_remove(L, lp, tab, k);                /* taken out first: a getfd that raises is not asked again */
-    if (t == NULL || t->waitid != e.waitid || t->state != T_PARKED || t->timed_out ||
-        e.i >= t->nwait || t->waits[e.i].fired || t->waits[e.i].fd >= 0 ||
-        t->waits[e.i].obj != lua_topointer(L, obj)) {
-      lua_settop(L, tab);                      /* the wait is over */
-      continue;
-    }
-    /* Still none: listed again (at the end, where room was just made). */
-    if (cn_park_find_fd(L, lp, t, e.i, obj) && (t = cn_task_get(lp, e.slot)) != NULL &&
-        t->waitid == e.waitid)
-      cn_fd_late_add(L, lp, t, e.i, obj);
-    lua_settop(L, tab);
-  }
-  lua_settop(L, tab - 1);
+  lua_rawgeti(L, tab, k + 1);                  /* late, obj */
+  late_remove(L, lp, tab, k);
+  lua_remove(L, tab);                          /* obj */
+  *slot = e.slot;
+  *waitid = e.waitid;
+  *i = e.i;
 }
 
 /* ---- life of the index ----------------------------------------------------- */
@@ -637,7 +624,7 @@ static int l_wake(lua_State *L) {
   if (t == NULL || t->waits[i].fired) return lua_pushboolean(L, 0), 1;
   if (t->waits[i].obj != lua_topointer(L, 1))
     return lua_pushboolean(L, 0), 1;           /* another wrapper on that fd */
-  cn_deliver(L, lp, t, i);
+  lp->waiters.deliver(L, lp, t, i);
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -40,6 +40,8 @@ void cn_fd_set_watcher(cn_loop *lp, cn_fd_watcher fn);
  * loop (fn), which then calls no getfd() on them: a call and two lookups
  * saved on each close and each first wait of a wrapper. */
 void cn_fd_set_reader(cn_loop *lp, cn_fd_reader fn);
+/* Sets who is told that a native waiter's fd is ready (park.c, as it opens). */
+void cn_fd_set_deliverer(cn_loop *lp, cn_fd_deliverer fn);
 /* What the reader says of the object at inner (CN_FD_UNKNOWN without one). */
 int cn_fd_read(lua_State *L, cn_loop *lp, int inner);
 /* Watches fd for events (CN_READ | CN_WRITE), or ends the watch (0; before
@@ -51,15 +53,15 @@ int cn_fd_watch(cn_loop *lp, int fd, int events);
  * udp socket's at its first sendto/setsockname/setpeername, a tcp one's at
  * connect/bind). cosock hands the sockets to LuaSocket's select on every
  * pass, which reads getfd() each time; the loop lists such waits instead and
- * asks them again after each pass's resumes (cn_fd_late_recheck), so the
+ * asks them again after each pass's resumes (cn_park_late_recheck), so the
  * waits whose fd is known cost no pass anything. Lists wait i of t (object
  * at obj); raises on no memory (the wait is then rolled back). */
 void cn_fd_late_add(lua_State *L, cn_loop *lp, struct cn_task *t, int i, int obj);
-/* Asks every listed wait's object for its fd again: registers those that
- * have one now, drops the waits that ended. May raise (getfd's error, the
- * poller's refusal): that wait's task is then dropped, as when the error
- * comes while it parks (cn_park_find_fd). */
-void cn_fd_late_recheck(lua_State *L, cn_loop *lp);
+/* Takes listed wait k (0 <= k < cn_fd_late) out of the list: its task's
+ * slot, wait id and index in that task's waits, and pushes its object.
+ * park.c asks each listed wait again after each pass's resumes
+ * (cn_park_late_recheck). */
+void cn_fd_late_take(lua_State *L, cn_loop *lp, int k, int *slot, lua_Integer *waitid, int *i);
 /* How many waits are listed (the loop blocks rather than stall on them). */
 static inline int cn_fd_late(const cn_loop *lp) { return lp->waiters.nlate; }
 

@@ -18,7 +18,7 @@ local type, error, pairs, pcall, rawget = type, error, pairs, pcall, rawget
 local pack, unpack = compat.pack, compat.unpack
 local yield, resume, create, costatus = coroutine.yield, coroutine.resume, coroutine.create,
   coroutine.status
-local monotime, current_task, cancel_point = core.monotime, core.current_task, core.cancel_point
+local monotime, current_task, wait_end = core.monotime, core.current_task, core.wait_end
 
 local try_send = core.channel_try_send
 local sender_send = channel.sender.send
@@ -201,9 +201,9 @@ local function recv_wait(op, nodes)
       abandoned(st)
       error(err, 0)
     end
-    yield(recvt)
+    local _, _, err = yield(recvt)
     for i = 1, n do recv_impl.unblock(nodes[i], st) end
-    cancel_point() -- a cancelled scope's task raises here (cosock.scope)
+    wait_end(err) -- (the end every wait has, once the hubs are left)
     st.done = true
     for i = 1, n do
       local a, b = nodes[i].b()
@@ -296,7 +296,7 @@ local function perform(o, task, tried)
     end
     waker = waker or make_waker(st)
     st.recvt[#st.recvt + 1] = waker
-    yield(st.recvt, st.sendt, st.timeout)
+    local _, _, err = yield(st.recvt, st.sendt, st.timeout)
     for _, inst in pairs(st.blocked) do
       local unblock = inst.node.impl.unblock
       if unblock then unblock(inst, st) end
@@ -304,7 +304,7 @@ local function perform(o, task, tried)
     local chosen = st.committed
     withdraw_all(st, chosen)
     if chosen then return commit(st, chosen, chosen.node.impl.finish(chosen)) end
-    cancel_point() -- a cancelled scope's task raises here (cosock.scope)
+    wait_end(err) -- (the end every wait has, once what it chose is taken)
   end
 end
 

@@ -10,12 +10,12 @@ local wake = require "cosock.op.wake"
 local type, error, pcall, setmetatable = type, error, pcall, setmetatable
 local yield = coroutine.yield
 -- recv(rx) holds rx's bound try (node.b): a receive that never waits and
--- returns NOMSG when there is nothing to take (src/channel.c).
+-- returns NOMSG when there is nothing to take (src/features/channel.c).
 local try_fn, NOMSG = core.channel_try_fn, core.channel_nomsg
 -- A perform parked in the channels by its first try (src/features/channel.c,
 -- try_first) is woken out of its place by another that needs the receiver.
 local unpark = core.channel_unpark
-local cancel_point = core.cancel_point
+local wait_end = core.wait_end
 local argerror, base, is_end = node.argerror, node.base, node.is_end
 local wake_set, enlist = wake.wake_set, wake.enlist
 
@@ -69,7 +69,7 @@ local function clear(list)
 end
 
 local function hub_fire(hub)
-  -- Should this raise, the channel gives the waker back (src/channel.c):
+  -- Should this raise, the channel gives the waker back (src/features/channel.c):
   -- the hub stays armed for the performs not woken yet.
   wake_set(hub, hub.set, hub.list)
   clear(hub.list)
@@ -133,8 +133,8 @@ function M.solo_wait(nodes, recvt)
     if (hub ~= nil and hub.live > 0) or solos[rx].on or waiting(rx.link) then return false end
   end
   for i = 1, #recvt do recvt[i].on = true end
-  yield(recvt)
-  cancel_point() -- a cancelled scope's task raises here (cosock.scope)
+  local _, _, err = yield(recvt)
+  wait_end(err) -- (the end every wait has)
   return true
 end
 

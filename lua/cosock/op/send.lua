@@ -1,7 +1,7 @@
 --- cosock.op.send: send(tx, v), true once the message is queued (a
 --- rendezvous: taken by a receiver); nil, "closed" when the channel is
 --- closed. A send that cannot complete at once offers its message by joining
---- the channel's line of senders (a proxy place in line, src/channel.c); a
+--- the channel's line of senders (a proxy place in line, src/features/channel.c); a
 --- receiver that takes it commits the perform at that moment, and the
 --- perform's other offers leave their lines before the receive returns.
 
@@ -16,7 +16,7 @@ local pack = compat.pack
 local resume, create, costatus = coroutine.resume, coroutine.create, coroutine.status
 local sender_send = channel.sender.send
 -- A send that never waits, and a send that waits without the sender's
--- timeout: the ends' own timeouts are left alone (src/channel.c).
+-- timeout: the ends' own timeouts are left alone (src/features/channel.c).
 local try_send, send_untimed = core.channel_try_send, core.channel_send_untimed
 local argerror, is_end = node.argerror, node.is_end
 local each_protected = wake.each_protected

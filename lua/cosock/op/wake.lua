@@ -12,7 +12,7 @@ local M = {}
 -- waker at once). The loop's waker first takes itself back (setwaker(kind,
 -- nil)) from the waking task: st.waking tells the waker object that this is
 -- no cancel. The loop's waker makes the task ready even when that call
--- raises (src/park.c): a wake that raised still woke.
+-- raises (src/loop/park.c): a wake that raised still woke.
 function M.wake_state(st)
   local w = st.wake
   if not w then

@@ -2,7 +2,7 @@
 --- host name (tcp connect and bind; udp sendto, setpeername, setsockname). Not
 --- LuaSocket API: cosock.socket.tcp and cosock.socket.udp use it.
 ---
---- A host name is looked up in the loop (src/resolver.c, as cosock.dns does)
+--- A host name is looked up in the loop (src/features/resolver.c, as cosock.dns does)
 --- before the wrapper hands an address to LuaSocket, within the socket's
 --- timeouts. Numeric addresses and "*" never reach the resolver: the wrapper
 --- passes them to LuaSocket as it always did. Without c-ares, or where the call

@@ -7,7 +7,7 @@
 --- method table. The inner object is always non-blocking (settimeout(0)); a call
 --- that would block waits until the socket is ready (or the wrapper's timeout
 --- passes), then retries. receive, send and that wait are written in C
---- (src/wrapper.c, exported by cosock.core): they run on every call of every
+--- (src/features/wrapper.c, exported by cosock.core): they run on every call of every
 --- connection. In the task's own coroutine the loop parks the task directly;
 --- elsewhere the wait yields `{self}` in recvt or sendt, as cosock's wrappers do.
 ---
@@ -25,13 +25,13 @@
 --- integer key only src/loop/waiters.c uses; close and setfd ask it to forget it.)
 ---   _wouldblock             the error the inner receive gives when it would block,
 ---                           when it is not LuaSocket's "timeout" (tls: "wantread")
---- src/wrapper.c reads every field raw (never through the method table).
+--- src/features/wrapper.c reads every field raw (never through the method table).
 
 local type, tonumber, error, tostring = type, tonumber, error, tostring
 
 local M = {}
 
--- The loop's C core: receive, send and wait (src/wrapper.c), and its fast
+-- The loop's C core: receive, send and wait (src/features/wrapper.c), and its fast
 -- path for our own wrappers (see M.methods and M.close).
 local core = require "cosock.core"
 core.open "socket" -- (its C functions: added to cosock.core on first use)
@@ -46,7 +46,7 @@ local WAKER_FIELD = { recvr = "_recvr_waker", sendr = "_sendr_waker" }
 --- self.timeout (mode "b") limits each wait, self.total (mode "t") the whole
 --- call; nil means no limit, 0 or negative fails at once. `deadline` is nil on
 --- the first wait of a call and the value the previous wait returned afterwards.
---- nil back means the call must fail with a timeout. (C: src/wrapper.c.)
+--- nil back means the call must fail with a timeout. (C: src/features/wrapper.c.)
 M.wait = core.wait
 
 ---------------------------------------------------------------------------
@@ -146,7 +146,7 @@ end
 --- that waits instead of failing with "timeout"/"wantread"; after a send it waits
 --- before its first recv() when nothing is buffered. send(data, i, j): LuaSocket's
 --- send; what does not fit the socket buffer waits for writability and goes after.
---- Both in C (src/wrapper.c), for tcp and tls.
+--- Both in C (src/features/wrapper.c), for tcp and tls.
 M.receive = core.receive
 M.send = core.send
 
