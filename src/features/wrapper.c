@@ -254,8 +254,12 @@ static int receive_wait(lua_State *L, const timeouts *known, const char *tcp, in
     lua_replace(L, RV_ERR);
   }
   if (lua_rawequal(L, RV_ERR, KEY(CLOSEDERR)) && reads_all(L)) {
-    if (!is_closed(L, RV_SELF)) {
-      /* "*a": the peer closing ends the data; what came is the result. */
+    /* "*a": the peer closing ends the data; what came is the result. Also
+     * after the wrapper's own close, as cosock 0.2.0 answers (LuaSocket
+     * says nil, "closed"), unless that close may wake a waiting "*a"
+     * (set_close_wakes): the data so far is then not all of it, and the
+     * error says so (doc/behaviour.md). */
+    if (!cn_close_wakes(cn_loop_get(L)) || !is_closed(L, RV_SELF)) {
       lua_pushvalue(L, lua_isnil(L, RV_PARTIAL) ? KEY(EMPTY) : RV_PARTIAL);
       return 1;
     }
