@@ -117,6 +117,12 @@ if [ "$source_only" = no ]; then
 		exit 1
 	}
 	changes=$(ls "$work"/lua-cosock-native_"$debversion"_*.changes | grep -v '_source\.changes$')
+	# The source-only upload a sponsor takes (the archive builds the binaries).
+	(cd "$src" && dpkg-genchanges -S -sa) > "$work/lua-cosock-native_${debversion}_source.changes" 2> "$tmp/genchanges.log" || {
+		cat "$tmp/genchanges.log" >&2
+		echo "build-source-package: dpkg-genchanges -S failed" >&2
+		exit 1
+	}
 	grep -E '^Test:|answers correct' "$tmp/build.log" | sed 's/^/build-source-package: build-time test: /'
 	for d in "$work"/*.deb; do echo "build-source-package: built $(basename "$d")"; done
 else
