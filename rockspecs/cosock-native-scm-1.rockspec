@@ -5,7 +5,7 @@
 -- for the one configure writes (without HAVE_CARES: the builtin type cannot
 -- make an optional library optional, so the rock keeps LuaSocket's blocking
 -- resolver rather than require c-ares). scripts/check-rock.sh checks that the lists
--- below match src/ and lua/modules.am, builds the rock into a fresh tree and
+-- below match src/ and lua-modules.am, builds the rock into a fresh tree and
 -- runs the demo against it.
 rockspec_format = "3.0"
 package = "cosock-native"
@@ -26,10 +26,8 @@ keeps per-fd interest, a ready list and a timer heap from pass to pass.
 cosock.ssl needs LuaSec (rock luasec), which is not a dependency: everything
 else works without it. The rock is built without c-ares: name lookups use
 LuaSocket's blocking resolver (the autotools build and the Debian package
-resolve without blocking the loop). Lua 5.1 to 5.4 and LuaJIT 2.1; for 5.1,
-5.2 and LuaJIT the build includes lua-compat-5.3's compat-5.3.h and
-compat-5.3.c, which must be in the Lua include directory (Debian:
-lua-compat53-dev).]],
+resolve without blocking the loop). Lua 5.1 to 5.4 and LuaJIT 2.1, built
+against the Lua headers alone.]],
   license = "MIT",
 }
 

@@ -1,7 +1,9 @@
 #!/bin/sh
-# Builds the Debian packages (debian/, dh-lua: lua-cosock-native for every Lua
-# version with a debian/lua<version>.cosock-native.dh-lua.conf, and its -dev)
-# with `dpkg-buildpackage -us -uc -b` in a copy of the checkout, installs them,
+# Builds the Debian binary packages (debian/, dh-lua: lua-cosock-native for every Lua
+# version with a debian/lua<version>.cosock-native.dh-lua.conf, its -dev and
+# the arch:all -doc) with `dpkg-buildpackage -us -uc -b` in a copy of the
+# checkout (the source package of a release: scripts/build-source-package.sh,
+# from the release tarball), installs them,
 # runs the demo against the installed copy on each of those Lua versions, and
 # removes them again unless --keep is given (or they were installed before).
 #   scripts/build-deb.sh [--keep] [--out DIR] [--arch arm64|armhf]
@@ -119,7 +121,7 @@ for v in $versions; do
 done
 case "$keep-$was_installed" in
 no-*" installed") echo "build-deb: lua-cosock-native was installed before: left installed (the new build)" ;;
-no-*) $SUDO apt-get purge -y -qq lua-cosock-native lua-cosock-native-dev > /dev/null
+no-*) $SUDO apt-get purge -y -qq lua-cosock-native lua-cosock-native-dev lua-cosock-native-doc > /dev/null
 	echo "build-deb: removed the packages again (--keep keeps them)" ;;
 esac
 echo "build-deb: the Debian packages build, install and run"

@@ -12,6 +12,8 @@
 #                 mosquitto, for scripts/copas-tests.sh and scripts/copas-clients.sh
 #     --rock      also luarocks, for scripts/check-rock.sh
 #     --deb       also what scripts/build-deb.sh needs (dpkg-dev, debhelper, dh-lua)
+#     --release   also what scripts/build-source-package.sh needs (--deb's,
+#                 pandoc for the -doc package, lintian)
 #     --doc       also pandoc, for make doc (scripts/build-doc.sh)
 #     --cross ARCH also the cross compiler for ARCH (arm64, armhf), qemu-user
 #                 and file, for scripts/cross-test.sh (the target's own
@@ -28,7 +30,8 @@ while [ $# -gt 0 ]; do
 	--bench) extra="$extra lua-cqueues time lua-binaryheap lua-coxpcall" ;; # (the last two: copas 4.11 itself, for bench/run's copas rows)
 	--copas) extra="$extra lua-binaryheap lua-coxpcall mosquitto" ;; # scripts/copas-tests.sh, scripts/copas-clients.sh
 	--rock) extra="$extra luarocks" ;;
-	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua-compat53-dev lua5.1 lua5.2 luajit" ;;
+	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua5.1 lua5.2 luajit" ;;
+	--release) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua5.1 lua5.2 luajit pandoc lintian" ;;
 	--doc) extra="$extra pandoc" ;;
 	--cross) case "${2:-}" in
 		arm64) extra="$extra gcc-aarch64-linux-gnu" ;;
@@ -36,17 +39,17 @@ while [ $# -gt 0 ]; do
 		*) echo "install-deps: --cross needs arm64 or armhf" >&2; exit 2 ;;
 		esac
 		extra="$extra qemu-user file"; shift ;;
-	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--doc] [--cross ARCH]" >&2; exit 2 ;;
+	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--release] [--doc] [--cross ARCH]" >&2; exit 2 ;;
 	esac
 	shift
 done
-# The interpreter and the headers are per version; before 5.3 also
-# lua-compat-5.3 (the C API the module uses); LuaJIT has its own packages.
+# The interpreter and the headers are per version (what the module needs of
+# the 5.3 C API before 5.3 is in src/compat/); LuaJIT has its own packages.
 case "$version" in
 5.3|5.4) lua_packages="lua$version liblua$version-dev" ;;
-5.1) lua_packages="lua5.1 liblua5.1-0-dev lua-compat53-dev" ;;
-5.2) lua_packages="lua5.2 liblua5.2-dev lua-compat53-dev" ;;
-jit) lua_packages="luajit libluajit-5.1-dev lua-compat53-dev" ;;
+5.1) lua_packages="lua5.1 liblua5.1-0-dev" ;;
+5.2) lua_packages="lua5.2 liblua5.2-dev" ;;
+jit) lua_packages="luajit libluajit-5.1-dev" ;;
 *) echo "install-deps: Lua $version is not supported (5.1, 5.2, 5.3, 5.4 or jit)" >&2; exit 2 ;;
 esac
 

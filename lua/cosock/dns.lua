@@ -10,7 +10,12 @@
 --- socket.dns plus setservers/configure, which say so). The wrappers' own
 --- lookups are in cosock.socket.resolve. doc/dns.md is the reference.
 
+-- LuaSocket, also when a program has put cosock.socket in its place
+-- (package.loaded.socket = cosock.socket), where this module loads on first
+-- use: LuaSocket's functions are then those of its C part, socket.core
+-- (LuaSocket's socket is that table, with Lua helpers added).
 local luasocket = require "socket"
+if luasocket == package.loaded["cosock.socket"] then luasocket = require "socket.core" end
 local core = require "cosock.core"
 core.open "dns" -- (its C functions: added to cosock.core on first use)
 

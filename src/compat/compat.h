@@ -1,8 +1,8 @@
 /* compat: every difference between the Lua C APIs this module builds against
  * (5.1, 5.2, 5.3, 5.4 and LuaJIT 2.1), in one place, so the other files call
  * one name whatever the version. Each helper states what it does on each.
- * This header is the Lua-version layer's (src/compat/: it, compat53.c, the
- * lua-compat-5.3 build for 5.1, 5.2 and LuaJIT, and kcompat.c, continuations
+ * This header is the Lua-version layer's (src/compat/: it, compat53.h and
+ * compat53.c, the 5.3 API for 5.1, 5.2 and LuaJIT, and kcompat.c, continuations
  * where the C API has none); what belongs there includes nothing of
  * src/loop/ or src/features/ (scripts/check-layers.sh).
  *
@@ -17,11 +17,12 @@
  * lua_newuserdata, lua_getuservalue and lua_setuservalue are macros over the
  * 5.4 "uservalue n" functions with n = 1, the same single value 5.3 has.
  *
- * Lua 5.1, 5.2 and LuaJIT lack most of the 5.3 auxiliary API: lua-compat-5.3
- * (Debian: lua-compat53-dev) supplies it under its own prefix (compiled once,
- * in compat53.c). What it cannot supply is a C function that yields and goes
- * on when resumed (no lua_yieldk on 5.1 and LuaJIT; 5.2's takes an int
- * context): continuations are emulated there (kcompat.c, see cn_yieldk). */
+ * Lua 5.1, 5.2 and LuaJIT lack some of the 5.3 C API this module uses:
+ * compat53.h supplies it under the prefix cn_c53_ (compiled once, in
+ * compat53.c; no lua-compat-5.3 needed). What it cannot supply is a C
+ * function that yields and goes on when resumed (no lua_yieldk on 5.1 and
+ * LuaJIT; 5.2's takes an int context): continuations are emulated there
+ * (kcompat.c, see cn_yieldk). */
 #ifndef COSOCK_COMPAT_H
 #define COSOCK_COMPAT_H
 
@@ -40,10 +41,9 @@
 
 #if LUA_VERSION_NUM < 503
 #define CN_EMULATED_K 1
-#define COMPAT53_PREFIX cn_compat53
-#include <compat-5.3.h>
+#include "compat53.h"
 /* Our own context type: the call sites pass pointers and lua_Integers as
- * contexts, which lua-compat-5.3's int cannot hold. */
+ * contexts, which 5.2's int cannot hold. */
 #define lua_KContext cn_kcontext
 #define lua_KFunction cn_kfunction
 typedef intptr_t cn_kcontext;
@@ -199,7 +199,7 @@ void cn_note_main_thread(lua_State *L);
 static inline int cn_resume(lua_State *co, lua_State *from, int nargs, int *nres) {
 #if LUA_VERSION_NUM >= 504
   return lua_resume(co, from, nargs, nres);
-#else                                          /* (5.1: lua-compat-5.3 drops from) */
+#else                                          /* (5.1: compat53.h drops from) */
   int status = lua_resume(co, from, nargs);
   *nres = lua_gettop(co);
   return status;

@@ -252,8 +252,12 @@ static int receive_wait(lua_State *L, const timeouts *known, const char *tcp, in
     lua_replace(L, RV_ERR);
   }
   if (lua_rawequal(L, RV_ERR, KEY(CLOSEDERR)) && reads_all(L)) {
-    if (!is_closed(L, RV_SELF)) {
-      /* "*a": the peer closing ends the data; what came is the result. */
+    /* "*a": the peer closing ends the data; what came is the result. Also
+     * after the wrapper's own close, as cosock 0.2.0 answers (LuaSocket
+     * says nil, "closed"), unless that close may wake a waiting "*a"
+     * (set_close_wakes): the data so far is then not all of it, and the
+     * error says so (doc/behaviour.md). */
+    if (!cn_close_wakes(cn_loop_get(L)) || !is_closed(L, RV_SELF)) {
       lua_pushvalue(L, lua_isnil(L, RV_PARTIAL) ? KEY(EMPTY) : RV_PARTIAL);
       return 1;
     }
@@ -408,31 +412,60 @@ static int w_receive(lua_State *L) {
 
 /* ---- send ---------------------------------------------------------------------
  * Stack while it runs: 1 self, 2 data, 3 i, 4 j, 5 inner, 6 err, 7 last byte
- * sent, 8 deadline. */
-enum { SD_SELF = 1, SD_DATA, SD_I, SD_J, SD_INNER, SD_ERR, SD_LAST, SD_DEADLINE };
+ * sent, 8 the values after those three of the last failed try (nil, or a
+ * table with n: a debug build of LuaSocket adds the time the call took),
+ * 9 deadline. A send returns every value the inner send returned, as
+ * cosock 0.2.0 passes them. */
+enum { SD_SELF = 1, SD_DATA, SD_I, SD_J, SD_INNER, SD_ERR, SD_LAST, SD_EXTRA, SD_DEADLINE };
 
 static int send_k(lua_State *L, int status, lua_KContext ctx);
 
+/* Returns nil, err, last byte sent and the last try's other values. */
 static int send_fail(lua_State *L) {
+  int i, n = 0;
   lua_settop(L, SD_DEADLINE);
   lua_pushnil(L);
   lua_pushvalue(L, SD_ERR);
   lua_pushvalue(L, SD_LAST);
-  return 3;
+  if (lua_istable(L, SD_EXTRA)) {
+    lua_getfield(L, SD_EXTRA, "n");
+    n = (int)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    luaL_checkstack(L, n, "too many results to return");
+    for (i = 1; i <= n; i++) lua_rawgeti(L, SD_EXTRA, i);
+  }
+  return 3 + n;
 }
 
-/* Sends data[i..j], i at index start; returns 1 with the three results on top when
- * done, 0 with err and last stored when it must wait or fail. */
+/* Sends data[i..j], i at index start; returns the number of values the inner
+ * send returned, on top, when done; 0 with err, last and the other values
+ * stored when it must wait or fail. */
 static int send_try(lua_State *L, int start) {
+  int n, i;
   lua_settop(L, SD_DEADLINE);
   push_method(L, SD_INNER, KEY(SEND));
   lua_pushvalue(L, SD_DATA);
   lua_pushvalue(L, start);
   lua_pushvalue(L, SD_J);
-  lua_call(L, 4, 3);                           /* done, err, last */
-  if (!lua_isnil(L, -3)) return 1;             /* all three, as LuaSocket gives them */
-  lua_copy(L, -2, SD_ERR);
-  lua_copy(L, -1, SD_LAST);
+  lua_call(L, 4, LUA_MULTRET);                 /* done, err, last, ... */
+  n = lua_gettop(L) - SD_DEADLINE;
+  if (n > 0 && !lua_isnil(L, SD_DEADLINE + 1)) return n;   /* all, as the inner gave them */
+  lua_settop(L, SD_DEADLINE + (n < 3 ? 3 : n));
+  lua_copy(L, SD_DEADLINE + 2, SD_ERR);
+  lua_copy(L, SD_DEADLINE + 3, SD_LAST);
+  if (n > 3) {                                 /* (rare: kept for the failure's results) */
+    lua_createtable(L, n - 3, 1);
+    for (i = 1; i <= n - 3; i++) {
+      lua_pushvalue(L, SD_DEADLINE + 3 + i);
+      lua_rawseti(L, -2, i);
+    }
+    lua_pushinteger(L, n - 3);
+    lua_setfield(L, -2, "n");
+    lua_replace(L, SD_EXTRA);
+  } else {
+    lua_pushnil(L);
+    lua_replace(L, SD_EXTRA);
+  }
   lua_settop(L, SD_DEADLINE);
   return 0;
 }
@@ -442,13 +475,16 @@ static int send_try(lua_State *L, int start) {
  * call. Returns 1 with the result pushed; 0 when part of it must wait (err
  * and last stored, as send_try leaves them); -1 when LuaSocket's send must
  * run instead (other arguments, another object, or an error: it then meets
- * the error again and reports it in its own words). */
+ * the error again and reports it in its own words). Only once a send
+ * through LuaSocket's own method returned its three values (a debug build
+ * of LuaSocket returns four: its sends then always take the method). */
 static int send_direct(lua_State *L, cn_loop *lp) {
   size_t len;
   const char *data;
   long n;
   char *tcp;
-  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || (tcp = cn_ls_tcp(L, lp, SD_INNER)) == NULL)
+  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || lp->ls.send_nres != 3 ||
+      (tcp = cn_ls_tcp(L, lp, SD_INNER)) == NULL)
     return -1;
   data = lua_tolstring(L, SD_DATA, &len);
   if (len == 0 || (n = cn_ls_send(tcp, data, len)) < 0) return -1;
@@ -456,7 +492,7 @@ static int send_direct(lua_State *L, cn_loop *lp) {
     lua_pushnumber(L, (lua_Number)len);        /* LuaSocket's three: a float, nil, nil */
     lua_pushnil(L);
     lua_pushnil(L);
-    return 1;
+    return 3;
   }
   lua_pushvalue(L, KEY(TIMEOUT));              /* LuaSocket's would-block error */
   lua_replace(L, SD_ERR);
@@ -473,6 +509,7 @@ static int send_wait(lua_State *L) {
 }
 
 static int send_k(lua_State *L, int status, lua_KContext ctx) {
+  int n;
   (void)status;
   (void)ctx;
   if (wait_timed_out(L, SD_DEADLINE)) return send_fail(L);
@@ -482,13 +519,14 @@ static int send_k(lua_State *L, int status, lua_KContext ctx) {
   /* The retry starts right after the last byte sent: each byte goes once. */
   lua_pushnumber(L, lua_tonumber(L, SD_LAST) + 1);
   lua_replace(L, SD_LAST);
-  if (send_try(L, SD_LAST)) return 3;
+  if ((n = send_try(L, SD_LAST)) > 0) return n;
   return send_wait(L);
 }
 
 /* send(data, i, j): LuaSocket's send; what does not fit the socket buffer
  * waits for writability and goes after. Returns the index of the last byte
- * sent, or nil, err, last byte sent. */
+ * sent, or nil, err, last byte sent, each with any further values of the
+ * inner send. */
 static int w_send(lua_State *L) {
   CN_RESUMABLE(L);
   luaL_checktype(L, SD_SELF, LUA_TTABLE);
@@ -499,15 +537,22 @@ static int w_send(lua_State *L) {
   check_inner(L, SD_SELF, "send");
   lua_pushnil(L);                              /* err */
   lua_pushnil(L);                              /* last */
+  lua_pushnil(L);                              /* extra */
   lua_pushnil(L);                              /* deadline */
   {
     cn_loop *lp = cn_loop_get(L);
     cn_task *t = cn_own_task(lp, L);
     int done = send_direct(L, lp);
-    if (done < 0) done = send_try(L, SD_I);
+    if (done < 0) {
+      done = send_try(L, SD_I);
+      /* How many values LuaSocket's send returns, learnt on its first
+       * success: the fast path gives three, so runs only when that is all. */
+      if (done > 0 && lp->ls.send_nres == 0 && cn_ls_tcp(L, lp, SD_INNER) != NULL)
+        lp->ls.send_nres = done;
+    }
     /* The next receive on self in this task waits first (see w_receive). */
     if (t) t->sent_by = lua_topointer(L, SD_SELF);
-    if (done) return 3;
+    if (done > 0) return done;
   }
   return send_wait(L);
 }

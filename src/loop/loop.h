@@ -267,6 +267,8 @@ typedef struct cn_loop {
     const void *client_mt;    /* LuaSocket's tcp{client} metatable, once seen */
     const void *other_mt[2];  /* its tcp{master} and tcp{server}, once seen */
     int off;                  /* the fast path is switched off (COSOCK_NO_FAST_PATH) */
+    int send_nres;            /* values its send returns on success (3; a debug
+                               * build: 4), once a send through it told; else 0 */
   } ls;
 } cn_loop;
 

@@ -4,7 +4,12 @@
 
 local core = require "cosock.core"
 local compat = require "cosock.compat"
+-- LuaSocket, also when a program has put cosock.socket in its place
+-- (package.loaded.socket = cosock.socket), where this module loads on first
+-- use: LuaSocket's functions are then those of its C part, socket.core
+-- (LuaSocket's socket is that table, with Lua helpers added).
 local luasocket = require "socket"
+if luasocket == package.loaded["cosock.socket"] then luasocket = require "socket.core" end
 local node = require "cosock.op.node"
 local wake = require "cosock.op.wake"
 local send = require "cosock.op.send"
