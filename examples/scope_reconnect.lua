@@ -24,14 +24,16 @@ local scope = cosock.scope
 local socket = cosock.socket
 local pcall = require("cosock.compat").pcall -- (a pcall a task may wait in, on Lua 5.1 too)
 
--- A port where nothing listens yet; a server comes up there after 0.05 s.
-local probe = require("socket").bind("127.0.0.1", 0)
-local _, port = probe:getsockname()
-probe:close()
+-- A port where nothing listens yet (a socket is bound there, so no other
+-- program takes it, but does not listen: a connect is refused); the server
+-- listens there after 0.05 s.
+local srv = assert(socket.tcp())
+assert(srv:bind("127.0.0.1", 0))
+local _, port = srv:getsockname()
 
 cosock.spawn(function()
   socket.sleep(0.05)
-  local srv = assert(socket.bind("127.0.0.1", port))
+  assert(srv:listen())
   local c = assert(srv:accept())
   c:send("hello\n")
   c:close()
