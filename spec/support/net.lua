@@ -43,7 +43,7 @@ end
 --- specs that order their tasks with sleeps and whose subject is not the
 --- OS's clock: a loaded machine cannot reorder them. Their sockets are the
 --- simulation's.
-function M.virtual_clock()
+function M.virtual_clock_each()
   local sim, busted = require "cosock.sim", require "busted"
   busted.before_each(function() sim.on() end)
   busted.after_each(function() sim.off() end)
@@ -70,6 +70,13 @@ function M.in_task(fn)
   local r
   cosock.spawn(function() r = M.pack(fn()) end, "spec")
   M.run()
+  return r
+end
+
+--- M.in_task(fn) on the virtual clock (M.run_virtual).
+function M.in_task_virtual(fn)
+  local r
+  M.run_virtual(function() cosock.spawn(function() r = M.pack(fn()) end, "spec") end)
   return r
 end
 
