@@ -119,17 +119,21 @@ describe("rendezvous channel", function()
     local r = {}
     cosock.spawn(function()
       local tx, rx = channel.new(0)
-      -- R's sleep ends before A's timeout; both are due in the same pass, so
-      -- R runs first while A, timed out, has not run yet.
-      cosock.spawn(function() socket.sleep(0.005); r.got = rx:receive() end, "R")
-      tx:settimeout(0.01)
+      tx:settimeout(0.03)
       cosock.spawn(function() r.a = pack(tx:send("A")) end, "A")
-      socket.sleep(0)
+      socket.sleep(0) -- (A waits in the line)
       tx:settimeout(nil)
-      cosock.spawn(function() r.b = pack(tx:send("B")) end, "B")
-      socket.sleep(0)
-      local t0 = core.monotime()
-      while core.monotime() - t0 < 0.03 do end -- past both, without a pass
+      -- R's sleep ends before A's timeout; B, after R in the same pass, stays
+      -- past both before it joins the line: both are due in the next pass, so
+      -- R runs first while A, timed out, has not run yet. R cannot wake
+      -- before B waits, however late the machine runs R (then A, due first,
+      -- runs first: the same results).
+      cosock.spawn(function() socket.sleep(0.005); r.got = rx:receive() end, "R")
+      cosock.spawn(function()
+        local t0 = core.monotime()
+        while core.monotime() - t0 < 0.05 do end -- past both, without a pass
+        r.b = pack(tx:send("B"))
+      end, "B")
     end, "driver")
     net.run()
     assert.same({ n = 2, nil, "timeout" }, r.a)

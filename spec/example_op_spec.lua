@@ -12,6 +12,9 @@ end
 
 describe("cosock.op examples", function()
   before_each(function() cosock.reset() end)
+  -- (their timeouts race their sleeps: on the simulation's clock the race
+  -- has the outcome their headers print under any load)
+  require("spec.support.net").virtual_clock_each()
 
   it("op_sieve prints the first 20 primes and cancels its tasks", function()
     local out, ok, err = L.capture(dofile, "examples/op_sieve.lua")

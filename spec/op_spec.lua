@@ -15,6 +15,7 @@ local in_task = net.in_task
 describe("cosock.op", function()
   before_each(function() cosock.reset() end)
   after_each(function() net.check_clean() end)
+  net.virtual_clock_each() -- (sleeps order the tasks: on the simulation's clock)
 
   it("is cosock.op", function()
     assert.equal(op, cosock.op)

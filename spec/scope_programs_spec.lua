@@ -47,7 +47,7 @@ describe("programs over cosock.scope and cosock.sync", function()
       s:cancel() -- the work is done: the sibling goes
       return "done"
     end
-    local r = net.in_task(function()
+    local r = net.in_task_virtual(function() -- (sleeps order its tasks)
       return scope.run(function(root)
         root:spawn(function() -- supervisor: restarts its subtree until it ends well
           for attempt = 1, 5 do
@@ -165,7 +165,7 @@ describe("programs over cosock.scope and cosock.sync", function()
 
   it("a lock wait cancelled by handle:cancel() leaves the line; the next waiter gets the lock", function()
     local lock, log = sync.lock(), {}
-    local r = net.in_task(function()
+    local r = net.in_task_virtual(function() -- (sleeps order its tasks)
       return scope.run(function(s)
         s:spawn(function()
           assert(lock:acquire())
@@ -195,7 +195,7 @@ describe("programs over cosock.scope and cosock.sync", function()
 
   it("a failing child while another holds a lock: the holder is cancelled and the lock freed", function()
     local lock, log = sync.lock(), {}
-    local r = net.in_task(function()
+    local r = net.in_task_virtual(function() -- (sleeps order its tasks)
       local res = pack(scope.run(function(s)
         s:spawn(function()
           assert(lock:acquire())
@@ -215,25 +215,26 @@ describe("programs over cosock.scope and cosock.sync", function()
 
   it("cosock.stop() cancels a scope's tasks with cleanup and run returns", function()
     local log = {}
-    cosock.spawn(function()
-      local ok, err = pcall(scope.run, function(s)
-        for i = 1, 2 do
-          s:spawn(function()
-            cleanup_logged(log, "child " .. i, function()
-              local _, rx = cosock.channel.new()
-              rx:receive()
-            end)
-          end, "child " .. i)
-        end
-        s:defer(function() log[#log + 1] = "deferred" end)
+    net.run_virtual(function() -- (the stopper's sleep orders it)
+      cosock.spawn(function()
+        local ok, err = pcall(scope.run, function(s)
+          for i = 1, 2 do
+            s:spawn(function()
+              cleanup_logged(log, "child " .. i, function()
+                local _, rx = cosock.channel.new()
+                rx:receive()
+              end)
+            end, "child " .. i)
+          end
+          s:defer(function() log[#log + 1] = "deferred" end)
+          sleep(10)
+        end)
+        log[#log + 1] = "main: " .. tostring(ok) .. " " .. tostring(err)
         sleep(10)
-      end)
-      log[#log + 1] = "main: " .. tostring(ok) .. " " .. tostring(err)
-      sleep(10)
-      log[#log + 1] = "main went on"
-    end, "main")
-    cosock.spawn(function() sleep(0.005); cosock.stop() end, "stopper")
-    net.run()
+        log[#log + 1] = "main went on"
+      end, "main")
+      cosock.spawn(function() sleep(0.005); cosock.stop() end, "stopper")
+    end)
     assert.same({
       "child 1: cosock.scope: cancelled",
       "child 2: cosock.scope: cancelled",

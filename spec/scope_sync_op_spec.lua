@@ -25,6 +25,7 @@ end
 
 describe("cosock.op with cosock.sync and cosock.scope", function()
   before_each(function() cosock.reset() end)
+  net.virtual_clock_each() -- (the tasks' order comes from their sleeps)
 
   describe("sem:acquire_op()", function()
     it("is an operation that takes a free lock at once (true)", function()

@@ -13,6 +13,7 @@ local sleep = cosock.socket.sleep
 
 describe("cosock.sync", function()
   before_each(function() cosock.reset() end)
+  net.virtual_clock_each() -- (sleeps order the tasks: on the simulation's clock)
 
   it("is cosock.sync, loaded on first use", function()
     assert.equal(sync, cosock.sync)

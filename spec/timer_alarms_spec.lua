@@ -271,6 +271,10 @@ describe("cosock.timer alarms", function()
   end)
 
   describe("timeout(s)", function()
+    -- (on the simulation's clock: a timeout made before a task's first turn
+    -- is not due by then, however slow the machine)
+    require("spec.support.net").virtual_clock_each()
+
     it("is a channel receiver that is closed s seconds later (not before)", function()
       local t0 = timer.now()
       local rx = timer.timeout(0.02)

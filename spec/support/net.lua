@@ -36,6 +36,19 @@ function M.run_virtual(spawn_tasks)
   if not ok then error(err, 0) end
 end
 
+--- In a describe block, after its own before_each (cosock.reset) and
+--- after_each (check_clean): every spec of the block runs with the
+--- simulation on (sim.on before it, sim.off after), so M.run(), M.in_task()
+--- and cosock.run() run on the virtual clock, as M.run_virtual does. For
+--- specs that order their tasks with sleeps and whose subject is not the
+--- OS's clock: a loaded machine cannot reorder them. Their sockets are the
+--- simulation's.
+function M.virtual_clock_each()
+  local sim, busted = require "cosock.sim", require "busted"
+  busted.before_each(function() sim.on() end)
+  busted.after_each(function() sim.off() end)
+end
+
 --- For after_each: when the last M.run() completed, nothing may be left behind.
 function M.check_clean()
   if not completed then return end
@@ -57,6 +70,13 @@ function M.in_task(fn)
   local r
   cosock.spawn(function() r = M.pack(fn()) end, "spec")
   M.run()
+  return r
+end
+
+--- M.in_task(fn) on the virtual clock (M.run_virtual).
+function M.in_task_virtual(fn)
+  local r
+  M.run_virtual(function() cosock.spawn(function() r = M.pack(fn()) end, "spec") end)
   return r
 end
 
