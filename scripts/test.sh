@@ -77,7 +77,13 @@ echo "==== summaries ($dir, Lua $version) ===="
 if [ "$status" -ne 0 ]; then
 	echo "test.sh: failures; logs are in $top/$dir (test/*.log, test-suite.log, test-check.log)" >&2
 	grep -E '^(FAIL|ERROR|XPASS)' test-check.log >&2 || true
+	# Each failed spec whole (busted's Failure/Error blocks), each failed
+	# cmocka test's lines, and the end of the logs.
 	# shellcheck disable=SC2086
-	tail -n 60 $logs >&2 || true
+	grep -h -A12 -E '^(Failure|Error) ->' $logs >&2 || true
+	# shellcheck disable=SC2086
+	grep -h -E '^(ERROR|\[  ERROR   \]|\[  FAILED  \])' $logs >&2 || true
+	# shellcheck disable=SC2086
+	tail -n 30 $logs >&2 || true
 fi
 exit "$status"
