@@ -305,6 +305,12 @@ local STEPS = {
 
 function task_body(ctx, n)
   for _ = 1, n do
+    -- Once the sequence cancelled its tasks, a scope's task still runs its
+    -- cleanup (a handle's cancel of a scope's task cancels the scope): it
+    -- takes no new step. (A step's own raw yield is no cancellation point:
+    -- it sees a timeout and would go on to the next step, and two such
+    -- tasks may wait on one wrapper, which run rightly refuses.)
+    if ctx.done then return end
     counts.steps = counts.steps + 1
     STEPS[ctx.r(#STEPS)](ctx)
     hook(ctx, "a task step")
