@@ -11,7 +11,8 @@
 #     --copas     what copas 4.11 itself needs (binaryheap, coxpcall) and
 #                 mosquitto, for scripts/copas-tests.sh and scripts/copas-clients.sh
 #     --rock      also luarocks, for scripts/check-rock.sh
-#     --deb       also what scripts/build-deb.sh needs (dpkg-dev, debhelper, dh-lua)
+#     --deb       also what scripts/build-deb.sh needs (dpkg-dev, debhelper, dh-lua;
+#                 pandoc, which the arch:all -doc package is built with)
 #     --release   also what scripts/build-source-package.sh needs (--deb's,
 #                 pandoc for the -doc package, lintian)
 #     --doc       also pandoc, for make doc (scripts/build-doc.sh)
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
 	--bench) extra="$extra lua-cqueues time lua-binaryheap lua-coxpcall" ;; # (the last two: copas 4.11 itself, for bench/run's copas rows)
 	--copas) extra="$extra lua-binaryheap lua-coxpcall mosquitto" ;; # scripts/copas-tests.sh, scripts/copas-clients.sh
 	--rock) extra="$extra luarocks" ;;
-	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua5.1 lua5.2 luajit" ;;
+	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua5.1 lua5.2 luajit pandoc" ;; # (pandoc: the arch:all -doc package)
 	--release) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua5.1 lua5.2 luajit pandoc lintian" ;;
 	--doc) extra="$extra pandoc" ;;
 	--cross) case "${2:-}" in
