@@ -12,6 +12,7 @@
 
 local md = require "spec.support.markdown"
 local interpreter = require "spec.support.interpreter"
+local child = require "spec.support.child"
 
 -- Every page: the README and each doc/*.md (a page without programs has none
 -- to run).
@@ -36,16 +37,7 @@ local function run(code, virtual_clock)
   local init = virtual_clock and "LUA_INIT=" .. shell_quote("require('cosock.sim').on()") .. " " or ""
   local cmd = ("%sLUA_PATH=%s LUA_CPATH=%s timeout %d %s %s 2>&1; echo \"exit status: $?\""):format(
     init, shell_quote(package.path), shell_quote(package.cpath), TIME_LIMIT, interpreter, file)
-  local out
-  for _ = 1, 2 do
-    local p = assert(io.popen(cmd))
-    out = p:read("*a")
-    p:close()
-    -- (under ASan, LeakSanitizer's own tracer now and then dies on a loaded
-    -- machine, "Tracer caught signal 11": that is no finding about the
-    -- program, which then runs once more)
-    if not out:find("LeakSanitizer has encountered a fatal error", 1, true) then break end
-  end
+  local out = child.command(cmd)
   os.remove(file)
   local body, status = out:match("^(.-)exit status: (%d+)\n$")
   return body, tonumber(status)
