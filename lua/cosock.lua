@@ -95,8 +95,8 @@ m.set_luasocket_timeouts = core.set_luasocket_timeouts
 -- The modules, each loaded on first use (cosock.lazy): `require "cosock"`
 -- costs only the loop and the functions above (doc/footprint.md).
 -- pairs(cosock) loads them all first (cosock.ssl only with LuaSec), except
--- the additions cosock.ossignal, cosock.stop, cosock.scope, cosock.sync and
--- cosock.profile,
+-- the additions cosock.ossignal, cosock.stop, cosock.scope, cosock.sync,
+-- cosock.profile and cosock.trace,
 -- listed once read. A new
 -- module is one line here; a new function is a plain field above.
 require("cosock.lazy")(m, {
@@ -113,12 +113,14 @@ require("cosock.lazy")(m, {
   scope = "cosock.scope",
   sync = "cosock.sync",
   profile = "cosock.profile",   -- every switch above at once (a function)
+  trace = "cosock.trace",       -- the recording of the loop's events
 }, {
   ossignal = true,
   stop = true,
   scope = true,
   sync = true,
   profile = true,
+  trace = true,
 })
 
 -- The state dump of a stalled loop (cosock.dump), printed just before run
@@ -129,5 +131,12 @@ core.set_stall_hook(function() require("cosock.dump")(alwaysprint) end)
 -- Where cosock's own Lua code is (this file and lua/cosock/...): the
 -- watchdog's "error" action waits until a task has left it (src/features/watchdog.c).
 core.watchdog_library((debug.getinfo(1, "S").source:gsub("%.lua$", "")))
+
+-- COSOCK_TRACE=path: a program runs traced unchanged (cosock.trace loads
+-- only then).
+local trace_path = os.getenv("COSOCK_TRACE")
+if trace_path and trace_path ~= "" then
+  require("cosock.trace").from_env(m, trace_path, os.getenv("COSOCK_TRACE_SIZE"))
+end
 
 return m

@@ -91,6 +91,7 @@ build = {
     ["cosock.sim.udp"] = "lua/cosock/sim/udp.lua",
     ["cosock.scope"] = "lua/cosock/scope.lua",
     ["cosock.sync"] = "lua/cosock/sync.lua",
+    ["cosock.trace"] = "lua/cosock/trace.lua",
     -- The C module, with the select poller only (any POSIX system) ...
     ["cosock.core"] = {
       sources = {
@@ -107,7 +108,7 @@ build = {
         "src/features/watchdog.c", "src/features/resolver.c", "src/features/dns_answer.c", "src/features/predicate.c",
         "src/features/wakers.c", "src/features/sigwait.c", "src/features/fidelity.c",
         "src/features/step.c", "src/features/embed.c", "src/features/ossignal.c", "src/features/sim.c",
-        "src/features/cancel.c",
+        "src/features/cancel.c", "src/features/trace.c",
       },
       defines = { 'PACKAGE_VERSION="0.1.0"' },
       incdirs = { "noconfigure", "src", "src/compat", "src/loop", "src/features" },
@@ -133,7 +134,7 @@ build = {
             "src/features/watchdog.c", "src/features/resolver.c", "src/features/dns_answer.c", "src/features/predicate.c",
             "src/features/wakers.c", "src/features/sigwait.c", "src/features/fidelity.c",
             "src/features/step.c", "src/features/embed.c", "src/features/ossignal.c", "src/features/sim.c",
-        "src/features/cancel.c",
+        "src/features/cancel.c", "src/features/trace.c",
             "src/lib/poller_epoll.c",
           },
         },

@@ -46,6 +46,7 @@ static int l_spawn(lua_State *L) {
   t = cn_task_new(L, lp, 3, 2, 5, guess);      /* may raise before taking a slot */
   t->site = site;
   t->site_line = line;
+  cn_at(L, lp, CN_AT_SPAWN, t);                /* (a trace: its spawn event) */
   return 1;
 }
 
@@ -119,6 +120,7 @@ static const struct {
   {"when", cn_preds_open},                     /* cosock.when */
   {"signal", open_signal},                     /* cosock.signal */
   {"sim", cn_sim_open},                        /* cosock.sim */
+  {"trace", cn_trace_open},                    /* cosock.trace */
 };
 
 /* open(name): adds the functions of feature name to this module, once
@@ -205,6 +207,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_preds_init(L, lp);
   cn_sim_init(L, lp);
   cn_cancel_open(L, lp);
+  cn_trace_init(L, lp);
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);
   lua_pushcclosure(L, l_open, 2);

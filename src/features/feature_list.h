@@ -20,6 +20,7 @@
  *   ossignal.h                  cosock.ossignal's C part
  *   sim.h                       cosock.sim: virtual clock, seeded order (hook)
  *   cancel.h                    cosock.scope's cancellation that cleans up (hook)
+ *   trace.h                     cosock.trace's recording of the loop's events (hook)
  *
  * What belongs here: anything a program may do without. A new feature is a
  * new file here (or a folder, with its header here), its open function
@@ -44,6 +45,7 @@
 #include "sim.h"
 #include "step.h"
 #include "timer_object.h"
+#include "trace.h"
 #include "wakers.h"
 #include "watchdog.h"
 #include "wrapper.h"

@@ -54,10 +54,45 @@ enum {
                          hook's next_ready gives instead of first-come */
   CN_AT_SLEEP,        /* (a question) instead of the poll, the hook's sleep
                          moves time on (no descriptor is polled) */
+  /* The points of what a task goes through (a trace listens to them): */
+  CN_AT_SPAWN,        /* t was spawned (core.c, once its site is noted) */
+  CN_AT_READY,        /* t, parked, was made ready (task.c cn_make_ready; L may be
+                         NULL there: the hints below say why) */
+  CN_AT_PARKED,       /* t's turn ended in a wait, now made (run.c) */
+  CN_AT_TIMED,        /* the due timers ran (run.c run_timers) */
+  CN_AT_FREED,        /* t is freed (task.c cn_task_free): ended, dropped, cut */
   CN_AT_COUNT
 };
 
 #define CN_AT(point) (1u << (point))
+
+/* Why a task is made ready, where only a feature knows it: the feature
+ * sets lp->hooks.cause around the call that wakes (cn_cause_set, then back
+ * to what it was); the core's own reasons (a ready fd, a timer, the task
+ * that runs) need no hint. Read at CN_AT_READY. */
+enum {
+  CN_CAUSE_NONE, CN_CAUSE_READY, CN_CAUSE_TIMER, CN_CAUSE_SEND, CN_CAUSE_CLOSE,
+  CN_CAUSE_SIGNAL, CN_CAUSE_CANCEL, CN_CAUSE_LOOKUP, CN_CAUSE_PREDICATE, CN_CAUSE_JOIN,
+  CN_CAUSE_SPAWN, CN_CAUSE_OTHER, CN_CAUSE_COUNT
+};
+/* What a task is about to wait on, where the yield does not say it (a wait
+ * a feature parks bare, with no fd: a channel's, a lookup's): the feature
+ * sets lp->hooks.what just before it yields (cn_what_set). Read and cleared
+ * at CN_AT_PARKED; cleared when a turn begins. */
+enum {
+  CN_WHAT_NONE, CN_WHAT_RECV, CN_WHAT_SEND, CN_WHAT_SELECT, CN_WHAT_CHANNEL_RECV,
+  CN_WHAT_CHANNEL_SEND, CN_WHAT_SLEEP, CN_WHAT_TIMER, CN_WHAT_LOCK, CN_WHAT_SCOPE,
+  CN_WHAT_LOOKUP, CN_WHAT_PREDICATE, CN_WHAT_SIGNAL, CN_WHAT_OSSIGNAL, CN_WHAT_JOIN,
+  CN_WHAT_YIELD, CN_WHAT_OTHER, CN_WHAT_COUNT
+};
+/* Sets the wake cause hint; returns the one before, to set back after. A
+ * plain store: nothing is called, whether or not anyone listens. */
+static inline unsigned char cn_cause_set(cn_loop *lp, unsigned char cause) {
+  unsigned char was = lp->hooks.cause;
+  lp->hooks.cause = cause;
+  return was;
+}
+static inline void cn_what_set(cn_loop *lp, unsigned char what) { lp->hooks.what = what; }
 
 /* How a task ended, for cn_hook.task_end. */
 enum { CN_ENDED_RETURNED = 1, CN_ENDED_RAISED, CN_ENDED_CANCELLED };

@@ -40,6 +40,7 @@ struct cn_pwait;
 struct cn_sim;
 struct cn_hook;
 struct cn_late;
+struct cn_trace;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
 
@@ -124,7 +125,16 @@ typedef struct cn_loop {
     int n;
     const struct cn_hook *h[CN_MAX_HOOKS]; /* in registration order */
     unsigned on[CN_MAX_HOOKS];             /* the points each has on */
+    /* Hints written by the features (hooks.h: cn_cause_set, cn_what_set) and
+     * by waiters.c (the fd being woken), read by the hooks at CN_AT_READY
+     * and CN_AT_PARKED. */
+    unsigned char cause;      /* CN_CAUSE_*: why the tasks woken now are woken */
+    unsigned char what;       /* CN_WHAT_*: what the running task is about to wait on */
+    int waking;               /* fd * 2 + kind + 1 of the fd being dispatched, 0 none */
   } hooks;
+
+  /* trace.c: cosock.trace's recording (NULL until a trace is first started). */
+  struct cn_trace *trace;
 
   /* names.c: the files tasks were spawned from (made at the first spawn). */
   struct {
@@ -203,6 +213,7 @@ typedef struct cn_loop {
     int nlate, caplate;
     int r_late;               /* registry: their objects, late[k + 1] for late[k] */
     cn_fd_deliverer deliver;  /* a ready fd's native waiter (cn_fd_set_deliverer) */
+    int nready;               /* descriptors the last poll gave back */
   } waiters;
 
   /* fidelity.c: the switches that turn on departures from cosock 0.2.0 a

@@ -160,7 +160,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   status = cn_resume(co, L, 3, &nres);         /* nres: values yielded or returned */
   cn_at(L, lp, CN_AT_RESUMED, NULL);
   cn_set_current_co(lp, NULL);
-  if (status != LUA_YIELD) cn_at(L, lp, CN_AT_ENDED, NULL); /* what follows is the loop's */
+  if (status != LUA_YIELD) cn_at(L, lp, CN_AT_ENDED, t); /* what follows is the loop's */
   bare = cn_prepark_taken(lp, slot);
   /* From here on an error belongs to the yield or to an object, not to a task
    * being resumed: recovery must not drop the task for it. */
@@ -182,6 +182,8 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
       lua_settop(L, top + 1 + 4);              /* rec, recvt, sendt, timeout, mark */
       cn_park(L, lp, slot, top + 2, top + 1);
     }
+    if (cn_at_on(lp, CN_AT_PARKED) && (t = cn_task_get(lp, slot)) != NULL)
+      cn_at_call(L, lp, CN_AT_PARKED, t);
   } else if (status == LUA_OK) {
     task_returned(L, lp, t, co, nres);
   } else {
@@ -256,6 +258,7 @@ static PASS_INLINE double run_timers(lua_State *L, cn_loop *lp, double *now) {
      * it wakes is woken in deadline order among the tasks' timers. */
     while ((next = cn_timers_run(lp, *now)), cn_at_on(lp, CN_AT_TIMERS))
       cn_at_call(L, lp, CN_AT_TIMERS, NULL);
+    cn_at(L, lp, CN_AT_TIMED, NULL);
   }
   cn_at(L, lp, CN_AT_DELIVER, NULL);           /* (lookups the resolver's timers ended) */
   return next;

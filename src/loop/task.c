@@ -254,6 +254,7 @@ cn_task *cn_task_new(lua_State *L, cn_loop *lp, int co, int name, int handle, in
 
 void cn_task_free(lua_State *L, cn_loop *lp, cn_task *t) {
   if (t->state == T_FREE) return;              /* freed already (must not count twice) */
+  cn_at(L, lp, CN_AT_FREED, t);
   cn_timer_disarm(lp, t);
   th_remove(&lp->tasks.timers, &t->timer);
   cn_list_unlink(lp, t);
@@ -425,6 +426,7 @@ void cn_make_ready(cn_loop *lp, cn_task *t) {
   cn_timer_disarm(lp, t);
   t->state = T_READY;
   list_push(lp, lp->tasks.ready, t);
+  cn_at(NULL, lp, CN_AT_READY, t);             /* (no Lua here: the hints say why) */
 }
 
 /* Arms t's timer for deadline. A node still queued from an earlier wait

@@ -231,6 +231,7 @@ void cn_fd_apply(cn_loop *lp) {
 static void wake_key(lua_State *L, cn_loop *lp, int fd, int kind) {
   int key = fd * 2 + kind, top, nobj = 0, j;
   int others = lp->waiters.fdcount[key];
+  lp->hooks.waking = key + 1;                  /* (why they wake: for CN_AT_READY) */
   if (lp->waiters.natslot[key] != 0) {
     cn_task *t = cn_task_get(lp, lp->waiters.natslot[key] - 1);
     others--;
@@ -292,7 +293,9 @@ int cn_fd_poll(lua_State *L, cn_loop *lp, double timeout) {
   cn_event *ev;
   int n = cn_poller_wait(&lp->waiters.poller, timeout, &ev);
   if (n < 0) return -1;
+  lp->waiters.nready = n;
   dispatch(L, lp, NULL, n);
+  lp->hooks.waking = 0;
   return 0;
 }
 

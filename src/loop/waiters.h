@@ -72,6 +72,8 @@ void cn_fd_cache(lua_State *L, int obj, int fd);
 
 static inline int cn_fd_waited(const cn_loop *lp) { return lp->waiters.nwaitfds; }
 static inline int cn_fd_polled(const cn_loop *lp) { return lp->waiters.poller.nfds; }
+/* Descriptors the last poll gave back. */
+static inline int cn_fd_nready(const cn_loop *lp) { return lp->waiters.nready; }
 static inline const char *cn_fd_backend(const cn_loop *lp) {
   return lp->waiters.poller.backend->name;
 }

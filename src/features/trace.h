@@ -1,0 +1,24 @@
+/* trace: cosock.trace's recording (trace.c owns loop->trace). While a trace
+ * is on, the hook's points (hooks.h: SPAWN, RESUME, PARKED, READY, ENDED,
+ * FREED, DROPPED, TIMED, POLL, POLLED, TURN) each write one fixed-size
+ * record into a buffer of the size the program chose: the first `size`
+ * events are kept, the rest counted (dropped). A record holds numbers only;
+ * its strings (names, sites, errors, details) are interned in a Lua table the
+ * trace anchors, and the record holds their index. Off, no point is on: the
+ * trace costs nothing per pass. lua/cosock/trace.lua is the program's API;
+ * TRACE-FORMAT (doc/reference.md, "cosock.trace") the contract. */
+#ifndef COSOCK_TRACE_H
+#define COSOCK_TRACE_H
+
+#include "compat.h"
+
+#include "loop.h"
+
+/* At load: registers the hook (its points stay off until trace_start). */
+void cn_trace_init(lua_State *L, cn_loop *lp);
+/* On first use (core.open "trace", by cosock.trace): adds trace_start,
+ * trace_stop, trace_stats, trace_events, trace_mark, trace_task_id and
+ * trace_label to the module on top (the loop just below it). */
+void cn_trace_open(lua_State *L, cn_loop *lp);
+
+#endif
