@@ -68,8 +68,10 @@ static void checkpoint(lua_State *L, cn_loop *lp, cn_task *t) {
 /* A parked wait ends now as if timed out (its end raises the cancellation
  * value: checkpoint), a later one at once. */
 static void cancel_request(cn_loop *lp, cn_task *t) {
+  unsigned char was = cn_cause_set(lp, CN_CAUSE_CANCEL); /* (a trace's wake cause) */
   t->hooked |= CN_CANCELLED;
   cn_wait_cut(lp, t);
+  cn_cause_set(lp, was);
 }
 
 /* The hook's cancel question: handle:cancel() of a scope's task cancels it

@@ -44,6 +44,7 @@
 
 #include <lauxlib.h>
 
+#include "hooks.h"
 #include "channel.h"
 #include "chan_state.h"
 #include "lib/chan_line.h"
@@ -92,7 +93,15 @@ static void dequeue(lua_State *L, const chan_ref *c) { cn_chan_take_oldest(L, c-
  * raised (a fan-out stopped part-way: memory, the watchdog's interrupt) is
  * given back, unless another took its place or it is one of the loop's
  * (used once): whoever it had not woken yet waits on for the next message. */
+static int wake_rx_p0(lua_State *L, const chan_ref *c);
 static int wake_rx_p(lua_State *L, const chan_ref *c) {
+  /* (a trace's wake cause: a send, unless a close is waking) */
+  unsigned char was = cn_cause_set(c->lp, c->lp->hooks.cause ? c->lp->hooks.cause : CN_CAUSE_SEND);
+  int status = wake_rx_p0(L, c);
+  cn_cause_set(c->lp, was);
+  return status;
+}
+static int wake_rx_p0(lua_State *L, const chan_ref *c) {
   cn_chan *ch = c->ch;
   cn_task *t = rx_ticket(c);
   int w, status;
@@ -160,6 +169,7 @@ static void close_channel(lua_State *L, const chan_ref *c, int tx) {
   cn_chan *ch = c->ch;
   cn_line_entry *e;
   int all = close_wakes(c);
+  unsigned char was = cn_cause_set(c->lp, CN_CAUSE_CLOSE); /* (a trace's wake cause) */
   ch->closed = 1;
   lua_pushliteral(L, "closed");
   lua_pushboolean(L, 1);
@@ -175,6 +185,7 @@ static void close_channel(lua_State *L, const chan_ref *c, int tx) {
   }
   if (all || tx) wake_rx(L, c);
   if (all || !tx) cn_chan_wake_tx_selector(L, c);
+  cn_cause_set(c->lp, was);
 }
 
 /* ---------------------------------------------------------------- timeouts */
@@ -296,6 +307,7 @@ int cn_chan_send_wait(lua_State *L, const chan_ref *c, int first) {
   lua_Integer wid, id;
   if (first ? first_timeout(L, 6, &tmo) : time_left(L, 6, &tmo)) return fail(L, "timeout");
   wid = cn_prepark(L, c->lp, K_SEND, &tmo, 0);
+  cn_what_set(c->lp, CN_WHAT_CHANNEL_SEND);    /* (for a trace: what it waits on) */
   if (wid != 0) {
     id = cn_chan_join_line(L, c, 2, cn_current_slot(c->lp), wid);
     /* a rendezvous: the receiver can take it */
@@ -391,6 +403,7 @@ static int recv_wait(lua_State *L, const chan_ref *c, int first) {
   cn_tmo tmo;
   lua_Integer wid = 0;
   if (first ? first_timeout(L, 5, &tmo) : time_left(L, 5, &tmo)) return fail(L, "timeout");
+  cn_what_set(c->lp, CN_WHAT_CHANNEL_RECV);    /* (for a trace: what it waits on) */
   /* One waiter per channel: with one there already, the usual tuple makes the
    * loop call setwaker, which raises cosock's error, from the loop. */
   if (!rx_waiting(c) && (wid = cn_prepark(L, c->lp, K_RECV, &tmo, 0)) != 0) {

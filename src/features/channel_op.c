@@ -10,6 +10,7 @@
 
 #include <lauxlib.h>
 
+#include "hooks.h"
 #include "chan_state.h"
 #include "channel.h"
 #include "park.h"
@@ -196,6 +197,7 @@ static int park_all(lua_State *L, cn_loop *lp, cn_chan *const *cs, lua_Integer n
   lua_settop(L, 4);
   lua_remove(L, 2);                            /* 1 rx, 2 fast, 3 chans */
   tmo.set = 0;
+  cn_what_set(lp, CN_WHAT_CHANNEL_RECV);       /* (for a trace: what it waits on) */
   if ((wid = cn_prepark(L, lp, K_RECV, &tmo, 0)) == 0) return -1;
   for (i = 0; i < n; i++) {
     cs[i]->rx_slot = cn_current_slot(lp);

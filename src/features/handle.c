@@ -284,12 +284,14 @@ void cn_handle_finish(lua_State *L, cn_loop *lp, int handle, int how, int first,
     /* Each is called even when one raised (memory, the watchdog's
      * interrupt, a waker of the program's): the first error is raised
      * once all are woken. */
+    unsigned char was = cn_cause_set(lp, CN_CAUSE_JOIN); /* (a trace's wake cause) */
     for (i = 1; lua_rawgeti(L, waiters, i) != LUA_TNIL; i++) {
       if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
         if (err == 0) err = lua_gettop(L);
         else lua_pop(L, 1);
       }
     }
+    cn_cause_set(lp, was);
     lua_pop(L, 1);
     if (err != 0) {
       lua_pushvalue(L, err);
@@ -352,6 +354,7 @@ static int h_setwaker(lua_State *L) {
 static int join_k(lua_State *L, int status, lua_KContext ctx);
 
 static int join_wait(lua_State *L) {
+  cn_what_set(cn_loop_get(L), CN_WHAT_JOIN);   /* (for a trace: what it waits on) */
   lua_settop(L, 4);
   lua_pushvalue(L, 4);
   lua_pushnil(L);

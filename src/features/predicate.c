@@ -287,6 +287,7 @@ static int park(lua_State *L, cn_loop *lp) {
     tmo.is_int = 0;
     tmo.ival = 0;
     tmo.secs = left;
+    cn_what_set(lp, CN_WHAT_PREDICATE);        /* (for a trace: what it waits on) */
     wid = cn_prepark(L, lp, K_RECV, &tmo, 0);
   }
   e = &lp->preds.w[lp->preds.n++];
@@ -405,7 +406,8 @@ static int l_pred_interval(lua_State *L) {
  * wakes its task. Storing may raise (memory): the wait is then still listed.
  * ws: the index of the ws table. */
 static void deliver(lua_State *L, cn_loop *lp, int i, int ws, int w, int r, int v, int nres) {
-  int k;
+  int k, status = LUA_OK;
+  unsigned char was;
   cn_pwait e;
   if (r == EV_TRUE) {
     for (k = 0; k < nres; k++) {
@@ -430,12 +432,15 @@ static void deliver(lua_State *L, cn_loop *lp, int i, int ws, int w, int r, int 
     return;
   }
   drop(lp, i);                                 /* first: a waker's error cannot deliver twice */
+  was = cn_cause_set(lp, CN_CAUSE_PREDICATE);  /* (a trace's wake cause) */
   if (e.waitid != 0) {
     cn_deliver(L, lp, cn_task_get(lp, e.slot), 0);
   } else {
     lua_getfield(L, w, "waker");
-    lua_call(L, 0, 0);
+    status = lua_pcall(L, 0, 0, 0);
   }
+  cn_cause_set(lp, was);
+  if (status != LUA_OK) lua_error(L);
 }
 
 /* A run of evaluations: from wait from up to wait n - 1 (ws at index ws of

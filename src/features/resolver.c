@@ -605,6 +605,7 @@ static int await(lua_State *L, cn_loop *lp, int box) {
     tmo.is_int = 0;
     tmo.ival = 0;
     tmo.secs = timeout;
+    cn_what_set(lp, CN_WHAT_LOOKUP);           /* (for a trace: what it waits on) */
     wid = cn_prepark(L, lp, K_RECV, &tmo, 0);
   }
   if (wid != 0) {                              /* nothing may raise from here to the yield */

@@ -26,6 +26,7 @@
 
 #include <lauxlib.h>
 
+#include "hooks.h"
 #include "park.h"
 #include "run.h"
 #include "sigwait.h"
@@ -195,6 +196,7 @@ static lua_Integer prepark(lua_State *L, cn_loop *lp, int has_timeout, double ti
   tmo.is_int = 0;
   tmo.ival = 0;
   tmo.secs = timeout;
+  cn_what_set(lp, CN_WHAT_SIGNAL);             /* (for a trace: what it waits on) */
   return cn_prepark(L, lp, K_RECV, &tmo, 0);
 }
 
@@ -370,6 +372,7 @@ static int s_fire(lua_State *L) {
   lua_Integer before = has_before ? luaL_checkinteger(L, 3) : 0;
   lua_Integer limit = has_limit ? luaL_checkinteger(L, 4) : 0;
   lua_Integer n = 0;
+  unsigned char was;
   sig_queue *q;
   lua_settop(L, 2);
   lua_pushvalue(L, 1);
@@ -401,7 +404,9 @@ static int s_fire(lua_State *L) {
     e->by_one = (unsigned char)one;
     e->epoch = lp->tasks.epoch;
     n++;
-    cn_deliver(L, lp, t, 0);
+    was = cn_cause_set(lp, CN_CAUSE_SIGNAL);   /* (a trace's wake cause) */
+    cn_deliver(L, lp, t, 0);                   /* (cannot raise) */
+    cn_cause_set(lp, was);
     if (one) break;
   }
   lua_pushinteger(L, n);

@@ -370,6 +370,7 @@ static void trace_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
   case CN_AT_RESUME:                           /* a turn begins: what it said before is over */
     put(tr, EV_RUN, id_of(L, lp, tr, t));
     lp->hooks.what = CN_WHAT_NONE;
+    lp->hooks.cause = CN_CAUSE_NONE;           /* (one an error left set) */
     tr->label_slot = tr->pend_slot = -1;
     tr->ending = 0;
     break;
