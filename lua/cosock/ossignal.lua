@@ -65,6 +65,8 @@ function R:receive()
     end
     local left = deadline and deadline - core.monotime()
     if left and left <= 0 then return nil, "timeout" end
+    local tw = core.trace_wait -- (a trace's label for this wait; nil while none is on)
+    if tw then tw("ossignal") end
     local _, _, err = core.yield({ self }, nil, left) -- (raises in a cancelled scope)
     if err == "timeout" and not self._closed then
       local late = self.inner_sock:read()      -- (came with the deadline)

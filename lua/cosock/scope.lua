@@ -418,6 +418,8 @@ local function join_all(s, co)
       end
       timeout = grace_end - now
     end
+    local tw = core.trace_wait -- (a trace's label for this wait; nil while none is on)
+    if tw then tw("scope") end
     yield(obj, nil, timeout)
     if apply(co) then s.outer = true end -- its own task was cancelled (handle:cancel)
   end

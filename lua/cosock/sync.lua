@@ -261,6 +261,8 @@ end
 -- acquire). Returns whether w was granted the permit.
 local function wait_in_line(w, recvt, wait)
   w.parked = true
+  local tw = core.trace_wait -- (a trace's label for this wait; nil while none is on)
+  if tw then tw("lock") end
   local _, _, err = yield(recvt, nil, wait)
   w.parked = false
   if w.granted then return true end

@@ -435,6 +435,8 @@ static void free_buffers(cn_loop *lp, struct cn_trace *tr) {
   tr->capids = 0;
 }
 
+static char module_key;                        /* registry: cosock.core, once opened */
+
 /* Everything goes: the buffer, the strings, the state. Cannot fail. */
 static void trace_drop(lua_State *L, cn_loop *lp) {
   struct cn_trace *tr = lp->trace;
@@ -447,8 +449,23 @@ static void trace_drop(lua_State *L, cn_loop *lp) {
   lp->trace = NULL;
 }
 
+/* reset(): the trace goes, and the label function cosock.trace put in
+ * cosock.core while it was on (trace_wait). Cannot fail. */
+static void trace_reset(lua_State *L, cn_loop *lp) {
+  if (lp->trace == NULL) return;
+  trace_drop(L, lp);
+  if (lua_checkstack(L, 3)) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) {
+      lua_pushliteral(L, "trace_wait");        /* (a key the table has or had: no allocation) */
+      lua_pushnil(L);
+      lua_rawset(L, -3);
+    }
+    lua_pop(L, 1);
+  }
+}
+
 static const cn_hook trace_hook = {
-  .name = "trace", .at = trace_at, .reset = trace_drop, .free = trace_drop
+  .name = "trace", .at = trace_at, .reset = trace_reset, .free = trace_drop
 };
 
 /* trace_start(size): a new trace of size events (the old one goes). */
@@ -713,4 +730,6 @@ void cn_trace_open(lua_State *L, cn_loop *lp) {
   (void)lp;
   lua_pushvalue(L, -2);                        /* loop, module, loop */
   luaL_setfuncs(L, funcs, 1);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &module_key);
 }
