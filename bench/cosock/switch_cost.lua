@@ -5,15 +5,18 @@
 -- on the machine move both alike. `rate` is the median rate with the switch
 -- on, `base_rate` off; `ratio` is the median of the per-pair ratios on/off
 -- by wall time (1.0: free), `cpu_ratio` the same by CPU time.
--- SWITCH: acct | wd
+-- SWITCH: acct | wd | trace (cosock.trace.start with a buffer that holds
+--         every event of the run, 2^20)
 -- MODE:   chan  two tasks play ping-pong over two channels, ROUNDS round
 --               trips (two passes and two resumes each): the per-resume cost
 --         tcp   W1's ping-pong on a loopback TCP connection, ROUNDS round trips
+--         fanin W4's fan-in: 100 clients on loopback TCP, ROUNDS requests in
+--               all (ROUNDS / 100 each) to one server task per connection
 --         lua   one task does ROUNDS turns of 1,000 iterations of Lua
 --               arithmetic (yielding with sleep(0) between turns): the cost
 --               per VM instruction (a count hook makes Lua check every one)
 -- Usage: switch_cost.lua SWITCH MODE [ROUNDS] [PAIRS]
---        (default ROUNDS: chan 50000, tcp 10000, lua 3000; PAIRS 5)
+--        (default ROUNDS: chan 50000, tcp 10000, fanin 10000, lua 3000; PAIRS 5)
 package.path = (arg[0]:match("^(.*/)") or "./") .. "../lib/?.lua;" .. package.path
 local B = require "bench"
 local cosock = require "cosock"
@@ -21,15 +24,19 @@ local socket = cosock.socket
 
 local SWITCH, MODE = arg[1] or "acct", arg[2] or "chan"
 local W, IMPL = SWITCH .. "_" .. MODE, "cosock-native"
-local DEFAULT = { chan = 50000, tcp = 10000, lua = 3000 }
-if not DEFAULT[MODE] or (SWITCH ~= "acct" and SWITCH ~= "wd") then
-  B.fail(W, IMPL, "usage: switch_cost.lua acct|wd chan|tcp|lua [ROUNDS] [PAIRS]")
+local DEFAULT = { chan = 50000, tcp = 10000, fanin = 10000, lua = 3000 }
+if not DEFAULT[MODE] or (SWITCH ~= "acct" and SWITCH ~= "wd" and SWITCH ~= "trace") then
+  B.fail(W, IMPL, "usage: switch_cost.lua acct|wd|trace chan|tcp|fanin|lua [ROUNDS] [PAIRS]")
 end
 local ROUNDS = B.argnum(3, DEFAULT[MODE])
 local PAIRS = B.argnum(4, 5)
 
+local trace = SWITCH == "trace" and require "cosock.trace"
 local function set(on)
   if SWITCH == "acct" then cosock.set_accounting(on)
+  elseif trace then
+    trace.stop()
+    if on then trace.start({ size = 2 ^ 20 }) end
   else cosock.set_watchdog(on and 3600 or nil, "error") end
 end
 
@@ -70,6 +77,36 @@ function workloads.tcp()
     end
     c:close()
   end, "client")
+end
+
+function workloads.fanin()
+  local CLIENTS = 100
+  local server = assert(socket.bind("127.0.0.1", 0, CLIENTS))
+  local _, port = server:getsockname()
+  cosock.spawn(function()
+    for _ = 1, CLIENTS do
+      local c = assert(server:accept())
+      cosock.spawn(function()
+        while true do
+          local line = c:receive("*l")
+          if line == nil then break end
+          assert(c:send(line .. "\n"))
+        end
+        c:close()
+      end, "handler")
+    end
+    server:close()
+  end, "acceptor")
+  for _ = 1, CLIENTS do
+    cosock.spawn(function()
+      local c = assert(socket.connect("127.0.0.1", tonumber(port)))
+      for i = 1, math.floor(ROUNDS / CLIENTS) do
+        assert(c:send(i .. "\n"))
+        if c:receive("*l") ~= tostring(i) then error("bad answer") end
+      end
+      c:close()
+    end, "client")
+  end
 end
 
 local sum = 0
