@@ -136,7 +136,7 @@ core.watchdog_library((debug.getinfo(1, "S").source:gsub("%.lua$", "")))
 -- only then).
 local trace_path = os.getenv("COSOCK_TRACE")
 if trace_path and trace_path ~= "" then
-  require("cosock.trace").from_env(m, trace_path, os.getenv("COSOCK_TRACE_SIZE"))
+  require("cosock.trace")._from_env(m, trace_path, os.getenv("COSOCK_TRACE_SIZE"))
 end
 
 return m

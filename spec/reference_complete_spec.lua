@@ -55,7 +55,8 @@ end
 local documented = entries(read_reference())
 
 -- Private names the modules export for their own use (not API).
-local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true, _base = true, _grant = true }
+local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true, _base = true, _grant = true,
+  _from_env = true, _closer = true }
 
 local function sorted_keys(t)
   local out = {}
@@ -158,6 +159,11 @@ describe("doc/reference.md", function()
   it("has every name of cosock.sync and of its locks and semaphores", function()
     assert.same({}, missing(qualified("cosock.sync.", cosock.sync)))
     assert.same({}, missing(members("sem", getmetatable(cosock.sync.lock()))))
+  end)
+
+  it("has every name of cosock.trace", function()
+    assert.same({}, missing(qualified("cosock.trace.", cosock.trace)))
+    assert.same({}, missing({ "COSOCK_TRACE", "COSOCK_TRACE_SIZE" }))
   end)
 
   it("has every name of cosock.op, of operations and of conditions", function()

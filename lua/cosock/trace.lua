@@ -185,10 +185,10 @@ local function save_quietly(path)
   if not ok then io.stderr:write("cosock: COSOCK_TRACE: ", tostring(err), "\n") end
 end
 
---- from_env(cosock, path, size): what cosock does when COSOCK_TRACE is set:
+--- _from_env(cosock, path, size): what cosock does when COSOCK_TRACE is set:
 --- starts the trace, and saves it each time cosock.run returns or raises and
 --- when the Lua state closes. (Internal: called by cosock.lua.)
-function trace.from_env(cosock, path, size)
+function trace._from_env(cosock, path, size)
   local n = DEFAULT_SIZE
   if size ~= nil and size ~= "" then
     n = tonumber(size)
