@@ -22,6 +22,21 @@ end
 describe("reference examples", function()
   before_each(function() cosock.reset() end)
 
+  it("trace: each task's waits and what woke them", function()
+    local lines = run_example("trace")
+    assert.same({
+      "client got: HELLO",
+      "client got from the worker: 42",
+      "task 1 'server'",
+    }, { lines[1], lines[2], lines[3] })
+    local text = table.concat(lines, "\n")
+    assert.matches("task 2 'worker'\n  waits on sleep, woken by timer\n  ends: returned\n", text)
+    assert.matches("  waits on channel%-recv, woken by send from worker\n  ends: returned\n", text)
+    assert.matches("waits on recv, woken by ready", text)
+    assert.matches("\n%d+ events recorded, 0 dropped\nsaved: a temporary file$", text)
+    assert.is_false(require("cosock.trace").on())
+  end)
+
   it("timer_alarms: every alarm and timer object call, in order", function()
     assert.same({
       "now() never goes back: true",
