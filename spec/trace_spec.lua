@@ -400,6 +400,24 @@ describe("cosock.trace", function()
     end)
   end)
 
+  describe("without memory", function()
+    it("refuses a buffer it cannot have, and the loop goes on", function()
+      -- (85 GB: more than the machine lets a process have. Under ASan the
+      -- allocator aborts instead of failing: not there.)
+      if (os.getenv("LD_PRELOAD") or ""):find("asan") then return end
+      assert.matches("cosock.trace.start: out of memory %(a buffer of 2147483647 events%)",
+        err_of(trace.start, { size = 2147483647 }))
+      assert.is_false(trace.on())
+      assert.same({ size = 0, recorded = 0, dropped = 0, on = false }, trace.stats())
+      trace.start({ size = 16 })
+      cosock.spawn(function() socket.sleep(0) end, "after")
+      cosock.run()
+      local events = trace.events()
+      assert.equal("spawn", events[1].kind)
+      assert.equal("returned", events[#events].how)
+    end)
+  end)
+
   describe("mark and task_id", function()
     it("records notes, with the running task by default", function()
       assert.is_false(trace.mark("warn-turn", "off"))

@@ -61,7 +61,8 @@ function trace.start(opts)
     bad(1, "start", "opts.size must be an integer from 16 to 2147483647", size)
   end
   if c_stats().on then error("cosock.trace.start: a trace is on already (trace.stop() first)", 2) end
-  c_start(size)
+  local ok, err = pcall(c_start, size) -- (no memory for the buffer: raised as the caller's)
+  if not ok then error((tostring(err):gsub("^[^\n]-:%d+: ", "")), 2) end
   started = ostime()
   core.trace_wait = c_label -- (what the Lua waits label themselves through; nil while off)
 end

@@ -479,26 +479,24 @@ static int l_start(lua_State *L) {
   if (size < 16 || (uint64_t)size > SIZE_MAX / sizeof *buf || size > INT32_MAX)
     return cn_argerror(L, 1, "cosock.trace.start", "size must be an integer from 16 to %d, got %f",
                        (int)INT32_MAX, (lua_Number)size);
-  lua_newtable(L);                             /* may raise: nothing changed */
   if (tr == NULL) {
     tr = cn_mem_resize(&lp->mem, NULL, 0, sizeof *tr);
     if (tr == NULL) return luaL_error(L, "cosock.trace.start: out of memory");
     memset(tr, 0, sizeof *tr);
     lp->trace = tr;
   }
+  /* What may raise comes first: until the buffer is had, nothing changed
+   * but what the next start uses again (the state, the job function). */
   if (tr->r_job == 0) {
     lua_pushcfunction(L, job_run);
-    tr->r_job = luaL_ref(L, LUA_REGISTRYINDEX); /* may raise: kept for the next try */
+    tr->r_job = luaL_ref(L, LUA_REGISTRYINDEX);
   }
-  buf = cn_mem_resize(&lp->mem, NULL, 0, (size_t)size * sizeof *buf);
-  if (buf == NULL)
-    return luaL_error(L, "cosock.trace.start: out of memory (a buffer of %f events)",
-                      (lua_Number)size);
-  lua_pushvalue(L, -1);
+  lua_newtable(L);                             /* the strings */
   r_strs = luaL_ref(L, LUA_REGISTRYINDEX);
-  if (r_strs == LUA_REFNIL) {                  /* (never: a table is not nil) */
-    cn_mem_free(&lp->mem, buf, (size_t)size * sizeof *buf);
-    return luaL_error(L, "cosock.trace.start: out of memory");
+  buf = cn_mem_resize(&lp->mem, NULL, 0, (size_t)size * sizeof *buf);
+  if (buf == NULL) {
+    cn_unref(L, &r_strs);
+    return luaL_error(L, "cosock.trace.start: out of memory (a buffer of %d events)", (int)size);
   }
   /* Nothing below fails. */
   free_buffers(lp, tr);
