@@ -194,7 +194,10 @@ local function deliver(node, args)
   if w then
     if waker_stale(w) then return false end
     node.args = args
+    local tw = core.trace_wake -- (a trace's wake cause; nil while none is on)
+    if tw then tw("signal") end
     w()
+    if tw then tw(nil) end
     return true
   end
   local h = node.handle -- on(): its task reads the arguments when it starts

@@ -25,7 +25,8 @@ local concat, open, ostime = table.concat, io.open, os.time
 
 local c_start, c_stop, c_stats, c_events = core.trace_start, core.trace_stop, core.trace_stats,
   core.trace_events
-local c_mark, c_task_id, c_label = core.trace_mark, core.trace_task_id, core.trace_label
+local c_mark, c_task_id, c_label, c_cause = core.trace_mark, core.trace_task_id, core.trace_label,
+  core.trace_cause
 
 local trace = {}
 
@@ -64,13 +65,14 @@ function trace.start(opts)
   local ok, err = pcall(c_start, size) -- (no memory for the buffer: raised as the caller's)
   if not ok then error((tostring(err):gsub("^[^\n]-:%d+: ", "")), 2) end
   started = ostime()
-  core.trace_wait = c_label -- (what the Lua waits label themselves through; nil while off)
+  -- What the waits and wakes written in Lua label themselves through (nil while off).
+  core.trace_wait, core.trace_wake = c_label, c_cause
 end
 
 --- stop(): stops recording (idempotent); the events stay readable.
 function trace.stop()
   c_stop()
-  core.trace_wait = nil
+  core.trace_wait, core.trace_wake = nil, nil
 end
 
 --- on() -> whether a trace is recording.

@@ -449,14 +449,17 @@ static void trace_drop(lua_State *L, cn_loop *lp) {
   lp->trace = NULL;
 }
 
-/* reset(): the trace goes, and the label function cosock.trace put in
- * cosock.core while it was on (trace_wait). Cannot fail. */
+/* reset(): the trace goes, and the label functions cosock.trace put in
+ * cosock.core while it was on (trace_wait, trace_wake). Cannot fail. */
 static void trace_reset(lua_State *L, cn_loop *lp) {
   if (lp->trace == NULL) return;
   trace_drop(L, lp);
   if (lua_checkstack(L, 3)) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) {
-      lua_pushliteral(L, "trace_wait");        /* (a key the table has or had: no allocation) */
+      lua_pushliteral(L, "trace_wait");        /* (keys the table has or had: no allocation) */
+      lua_pushnil(L);
+      lua_rawset(L, -3);
+      lua_pushliteral(L, "trace_wake");
       lua_pushnil(L);
       lua_rawset(L, -3);
     }
@@ -717,13 +720,27 @@ static int l_label(lua_State *L) {
   return 0;
 }
 
+/* trace_cause(cause | nil): the tasks a Lua function is about to wake are
+ * woken for cause (a wake written in Lua says why: cosock.signal's); nil
+ * after. Nothing while no trace is on. */
+static int l_cause(lua_State *L) {
+  static const char *const causes[] = {
+    "ready", "timer", "send", "close", "signal", "cancel", "lookup", "predicate", "join",
+    "spawn", "other", NULL
+  };
+  cn_loop *lp = cn_loop_get(L);
+  int cause = lua_isnoneornil(L, 1) ? CN_CAUSE_NONE : luaL_checkoption(L, 1, NULL, causes) + 1;
+  if (lp->trace != NULL && lp->trace->on) cn_cause_set(lp, (unsigned char)cause);
+  return 0;
+}
+
 void cn_trace_init(lua_State *L, cn_loop *lp) { cn_hook_add(L, lp, &trace_hook); }
 
 void cn_trace_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg funcs[] = {
     {"trace_start", l_start}, {"trace_stop", l_stop}, {"trace_stats", l_stats},
     {"trace_events", l_events}, {"trace_mark", l_mark}, {"trace_task_id", l_task_id},
-    {"trace_label", l_label}, {NULL, NULL}
+    {"trace_label", l_label}, {"trace_cause", l_cause}, {NULL, NULL}
   };
   (void)lp;
   lua_pushvalue(L, -2);                        /* loop, module, loop */

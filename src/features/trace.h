@@ -17,8 +17,11 @@
 /* At load: registers the hook (its points stay off until trace_start). */
 void cn_trace_init(lua_State *L, cn_loop *lp);
 /* On first use (core.open "trace", by cosock.trace): adds trace_start,
- * trace_stop, trace_stats, trace_events, trace_mark, trace_task_id and
- * trace_label to the module on top (the loop just below it). */
+ * trace_stop, trace_stats, trace_events, trace_mark, trace_task_id,
+ * trace_label and trace_cause to the module on top (the loop just below it).
+ * While a trace is on, cosock.trace sets cosock.core.trace_wait (trace_label)
+ * and trace_wake (trace_cause): the waits and wakes written in Lua label
+ * themselves through them, a field read that is nil while no trace is on. */
 void cn_trace_open(lua_State *L, cn_loop *lp);
 
 #endif
