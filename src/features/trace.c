@@ -410,8 +410,8 @@ static void trace_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
     break;
   case CN_AT_POLL:                             /* its event now, before what it wakes */
     tr->poll_at = cn_clock_now();
-    put(tr, EV_POLL, 0);
-    tr->poll_ix = tr->n < tr->size || tr->dropped == 0 ? tr->n - 1 : (size_t)-1;
+    e = put(tr, EV_POLL, 0);
+    tr->poll_ix = e == &tr->scratch ? (size_t)-1 : (size_t)(e - tr->buf);
     break;
   case CN_AT_POLLED:
     if (tr->poll_ix != (size_t)-1 && tr->poll_ix < tr->n) {

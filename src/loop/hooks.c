@@ -7,6 +7,9 @@
 
 #include "hooks.h"
 
+/* (lo and hi have room for 32 points) */
+typedef char cn_points_fit[CN_AT_COUNT <= 32 ? 1 : -1];
+
 void cn_hook_add(lua_State *L, cn_loop *lp, const cn_hook *h) {
   if (lp->hooks.n >= CN_MAX_HOOKS)
     luaL_error(L, "cosock: cannot attach feature '%s' (more than %d hooks)", h->name, CN_MAX_HOOKS);
@@ -16,19 +19,29 @@ void cn_hook_add(lua_State *L, cn_loop *lp, const cn_hook *h) {
 
 void cn_hook_set(cn_loop *lp, const cn_hook *h, unsigned points, int on) {
   unsigned mask = 0;
-  int i;
+  int i, p;
   for (i = 0; i < lp->hooks.n; i++) {
     if (lp->hooks.h[i] == h) lp->hooks.on[i] = on ? lp->hooks.on[i] | points : lp->hooks.on[i] & ~points;
     mask |= lp->hooks.on[i];
   }
   lp->hooks.mask = mask;
+  for (p = 0; p < CN_AT_COUNT; p++) {          /* the points that changed: the walks stay short */
+    if (!(points & CN_AT(p))) continue;
+    lp->hooks.lo[p] = CN_MAX_HOOKS;
+    lp->hooks.hi[p] = 0;
+    for (i = 0; i < lp->hooks.n; i++) {
+      if (!(lp->hooks.on[i] & CN_AT(p))) continue;
+      if (lp->hooks.lo[p] == CN_MAX_HOOKS) lp->hooks.lo[p] = (unsigned char)i;
+      lp->hooks.hi[p] = (unsigned char)i;
+    }
+  }
 }
 
 /* (A hook may turn points on or off while it is called: the walk reads each
- * entry's bits as it reaches it.) */
+ * entry's bits, and the last entry that has the point, as it goes.) */
 void cn_at_call(lua_State *L, cn_loop *lp, int point, struct cn_task *t) {
   int i;
-  for (i = 0; i < lp->hooks.n; i++)
+  for (i = lp->hooks.lo[point]; i <= lp->hooks.hi[point] && i < lp->hooks.n; i++)
     if (lp->hooks.on[i] & CN_AT(point)) lp->hooks.h[i]->at(L, lp, point, t);
 }
 

@@ -125,6 +125,9 @@ typedef struct cn_loop {
     int n;
     const struct cn_hook *h[CN_MAX_HOOKS]; /* in registration order */
     unsigned on[CN_MAX_HOOKS];             /* the points each has on */
+    /* Per point: the first and last hook that has it on (cn_at_call walks
+     * only those; lo > hi when none). At most 32 points. */
+    unsigned char lo[32], hi[32];
     /* Hints written by the features (hooks.h: cn_cause_set, cn_what_set) and
      * by waiters.c (the fd being woken), read by the hooks at CN_AT_READY
      * and CN_AT_PARKED. */

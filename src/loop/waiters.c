@@ -366,9 +366,12 @@ static void fd_closing(lua_State *L, cn_loop *lp, int fd) {
   cn_event ev;
   if (fd < 0 || fd >= lp->waiters.nfd) return;
   if (cn_at_on(lp, CN_AT_CLOSE_WAKES)) {
+    unsigned char was = cn_cause_set(lp, CN_CAUSE_CLOSE); /* (why they wake: hooks.h) */
     ev.fd = fd;
     ev.events = CN_READ | CN_WRITE;
     dispatch(L, lp, &ev, 1);
+    cn_cause_set(lp, was);
+    lp->hooks.waking = 0;
   } else {
     fd_detach(L, lp, fd);
   }
