@@ -284,6 +284,26 @@ describe("cosock.trace", function()
       assert.equal("predicate", of(events, "wake", 1)[2].cause)
     end)
 
+    it("records a name lookup's wait and its wake 'lookup' (c-ares)", function()
+      if core.dns ~= "c-ares" then return end -- (without c-ares a lookup blocks: no wait)
+      local dns_server = require "spec.support.dns_server"
+      trace.start()
+      local waits_before
+      dns_server.session({ ["a.test"] = { a = { "127.0.0.1" } } }, function(_, dns)
+        waits_before = #of(trace.events(), "wait", 1)
+        assert.equal("127.0.0.1", dns.toip("a.test")) -- (in the session's task, 1)
+      end)
+      trace.stop()
+      assert(cosock.socket.dns.configure { servers = { dns_server.NOWHERE } })
+      local events = trace.events()
+      assert.equal("dns session", of(events, "spawn", 1)[1].name)
+      local wait = of(events, "wait", 1)[waits_before + 1]
+      assert.equal("lookup", wait.what)
+      local wake = of(events, "wake", 1)[waits_before + 2]
+      assert.equal("lookup", wake.cause)
+      assert.equal(0, wake.by)
+    end)
+
     it("records a scope's cancellation: the wake 'cancel' by the cancelling task, the end 'cancelled'", function()
       local scope = require "cosock.scope"
       trace.start()

@@ -493,10 +493,12 @@ static int box_setwaker(lua_State *L) {
  * error propagates; the others stay listed). */
 static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
   cn_dnslook *k;
+  unsigned char was;
   (void)point;
   (void)task;
   luaL_checkstack(L, 4, NULL);
-  while ((k = done_first(lp)) != NULL) {
+  was = cn_cause_set(lp, CN_CAUSE_LOOKUP);     /* (a trace's wake cause; a waker that raises */
+  while ((k = done_first(lp)) != NULL) {       /*  leaves it: cleared at the next turn) */
     done_unlink(lp, k);
     if (k->slot >= 0) {
       cn_task *t = cn_task_get(lp, k->slot);
@@ -510,6 +512,7 @@ static void deliver(lua_State *L, cn_loop *lp, int point, cn_task *task) {
       lua_pop(L, 2);
     }
   }
+  cn_cause_set(lp, was);
 }
 
 /* Pushes the object of a new lookup for op on channel c, counted as in

@@ -519,6 +519,7 @@ static int l_start(lua_State *L) {
   tr->t0 = cn_clock_now();
   tr->on = 1;
   lp->hooks.what = CN_WHAT_NONE;
+  lp->hooks.cause = CN_CAUSE_NONE;             /* (one an error left set) */
   /* The tasks alive now, in slot order, as if spawned now by the program. */
   for (i = 0; i < cn_tasks_slots(lp); i++) {
     cn_task *t = cn_task_get(lp, i);
