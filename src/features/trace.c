@@ -159,17 +159,19 @@ static void push_select(lua_State *L, const cn_task *t) {
 static int job_run(lua_State *L) {
   job *j = (job *)lua_touserdata(L, 1);
   switch (j->op) {
-  case JOB_NAME:
+  case JOB_NAME:                                /* (no metamethod: no Lua runs at a spawn) */
     cn_task_push_name(L, j->lp, j->t->slot);
     if (lua_isnil(L, -1)) return 0;
-    luaL_tolstring(L, -1, NULL);
+    if (lua_type(L, -1) == LUA_TNUMBER) lua_tolstring(L, -1, NULL);
+    else if (lua_type(L, -1) != LUA_TSTRING)
+      lua_pushfstring(L, "%s: %p", luaL_typename(L, -1), lua_topointer(L, -1));
     break;
   case JOB_SITE:
     cn_site_push(L, j->lp, j->t->site, j->t->site_line);
     if (lua_isnil(L, -1)) return 0;
     break;
-  case JOB_VALUE:
-    if (lua_isnil(L, 2)) return 0;
+  case JOB_VALUE:                               /* (an error: its __tostring may run; */
+    if (lua_isnil(L, 2)) return 0;               /*  the caller writes its record after) */
     luaL_tolstring(L, 2, NULL);
     break;
   default:
@@ -217,7 +219,7 @@ static int grow_ids(cn_loop *lp, struct cn_trace *tr, int n) {
  * site when L is there to intern them). */
 static int first_seen(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t, int parent) {
   ev *e;
-  int id;
+  int id, name = 0, site = 0;
   if (t->slot >= tr->capids && !grow_ids(lp, tr, t->slot + 1)) {
     tr->dropped++;
     return 0;
@@ -225,15 +227,14 @@ static int first_seen(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t
   id = ++tr->next_id;
   tr->ids[t->slot].co = t->co;
   tr->ids[t->slot].id = id;
+  if (L != NULL) {
+    name = run_job(L, lp, tr, JOB_NAME, t, 0);
+    site = run_job(L, lp, tr, JOB_SITE, t, 0);
+  }
   e = put(tr, EV_SPAWN, id);
   e->a = parent;
-  if (L != NULL) {
-    int name = run_job(L, lp, tr, JOB_NAME, t, 0), site = run_job(L, lp, tr, JOB_SITE, t, 0);
-    if (e != &tr->scratch) {                   /* (the jobs ran no point: e is still e) */
-      e->s1 = name;
-      e->s2 = site;
-    }
-  }
+  e->s1 = name;
+  e->s2 = site;
   return id;
 }
 
@@ -304,16 +305,17 @@ static void wait_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *
       what = t->waits[0].kind == K_RECV ? CN_WHAT_RECV : CN_WHAT_SEND;
       b = t->waits[0].fd * 2 + t->waits[0].kind + 1;
     } else if (!t->bare && lp->timers.r_mt != 0 && lua_checkstack(L, 4)) {
-      /* one object with no fd: a timer object of cosock.timer? */
+      /* one object with no fd: a timer object of cosock.timer? (nothing here
+       * allocates or calls Lua) */
+      int top = lua_gettop(L);
+      what = CN_WHAT_OTHER;
       cn_task_push_record(L, lp, t->slot);
       if (lua_istable(L, -1) && lua_rawgeti(L, -1, R_WAIT) != LUA_TNIL &&
           lua_getmetatable(L, -1)) {
         cn_push_ref(L, lp->timers.r_mt);
         if (lua_rawequal(L, -1, -2)) what = CN_WHAT_TIMER;
-        lua_pop(L, 2);
       }
-      lua_settop(L, lua_gettop(L) - (lua_istable(L, -2) ? 2 : 1));
-      if (what == CN_WHAT_NONE) what = CN_WHAT_OTHER;
+      lua_settop(L, top);
     } else {
       what = CN_WHAT_OTHER;
     }
