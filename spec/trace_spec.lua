@@ -546,6 +546,25 @@ describe("cosock.trace", function()
       assert.matches("^E\t[%d.]+\tend\t1\treturned\t%-$", evs[#evs])
     end)
 
+    it("writes a long trace whole (it is written a part at a time)", function()
+      local path = os.tmpname()
+      trace.start({ size = 20000 })
+      cosock.spawn(function() for _ = 1, 2000 do socket.sleep(0) end end, "long")
+      cosock.run()
+      trace.stop()
+      local recorded = trace.stats().recorded
+      assert.is_true(recorded > 2 * 4096)
+      trace.save(path)
+      local n, last = 0, nil
+      for line in io.lines(path) do
+        if line:find("^E\t") then n = n + 1 end
+        last = line
+      end
+      os.remove(path)
+      assert.equal(recorded, n)
+      assert.matches("\tend\t1\treturned\t%-$", last)
+    end)
+
     it("writes poll events with the time slept", function()
       local path = os.tmpname()
       local srv = net.listen(1)

@@ -158,7 +158,7 @@ end
 --- Raises when the file cannot be written.
 function trace.save(path)
   if type(path) ~= "string" then bad(1, "save", "string expected", path) end
-  local s, events = c_stats(), c_events()
+  local s = c_stats()
   local f, err = open(path, "w")
   if not f then error("cosock.trace.save: cannot write the trace: " .. tostring(err), 2) end
   local lines = {
@@ -169,10 +169,19 @@ function trace.save(path)
     "M\tdropped\t" .. s.dropped,
     "M\tlua\t" .. field(_VERSION),
     "M\tstarted\t" .. field(started or 0),
+    "",
   }
-  for i = 1, #events do lines[#lines + 1] = event_line(events[i]) end
-  lines[#lines + 1] = ""
   local ok, werr = f:write(concat(lines, "\n"))
+  local PART = 4096 -- (events made into tables and written at a time)
+  local first = 1
+  while ok and first <= s.recorded do
+    local events = c_events(first, PART)
+    lines = {}
+    for i = 1, #events do lines[i] = event_line(events[i]) end
+    lines[#lines + 1] = ""
+    ok, werr = f:write(concat(lines, "\n"))
+    first = first + PART
+  end
   local cok, cerr = f:close()
   if not ok or not cok then
     error("cosock.trace.save: cannot write the trace: " .. tostring(werr or cerr), 2)

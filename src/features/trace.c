@@ -575,17 +575,24 @@ static void push_fd(lua_State *L, int b, int with_kind) {
   else lua_pushfstring(L, "fd %d", fd);
 }
 
-/* trace_events() -> an array of event tables (TRACE-FORMAT's fields). */
+/* trace_events([first [, count]]) -> an array of the event tables (the
+ * reference's fields), from the first-th (default 1), at most count of them
+ * (default all): save writes a long trace a part at a time. */
 static int l_events(lua_State *L) {
   struct cn_trace *tr = cn_loop_get(L)->trace;
   size_t i, n = tr ? tr->n : 0;
+  lua_Integer first = luaL_optinteger(L, 1, 1), count = luaL_optinteger(L, 2, (lua_Integer)n);
+  size_t from = first > 1 ? (size_t)(first - 1) : 0;
   int strs;
+  if (count < 0) count = 0;
+  if (from > n) from = n;
+  if ((size_t)count < n - from) n = from + (size_t)count;
   lua_settop(L, 0);
-  lua_createtable(L, n < 1u << 24 ? (int)n : 0, 0);
-  if (n == 0) return 1;
+  lua_createtable(L, n - from < 1u << 24 ? (int)(n - from) : 0, 0);
+  if (n == from) return 1;
   cn_push_ref(L, tr->r_strs);
   strs = lua_gettop(L);
-  for (i = 0; i < n; i++) {
+  for (i = from; i < n; i++) {
     const ev *e = &tr->buf[i];
     lua_createtable(L, 0, 6);
     lua_pushnumber(L, e->t);
@@ -644,7 +651,7 @@ static int l_events(lua_State *L) {
       set_str(L, strs, "detail", e->s2);
       break;
     }
-    lua_rawseti(L, 1, (lua_Integer)i + 1);
+    lua_rawseti(L, 1, (lua_Integer)(i - from) + 1);
   }
   lua_settop(L, 1);
   return 1;
