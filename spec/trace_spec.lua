@@ -549,7 +549,7 @@ describe("cosock.trace", function()
     it("writes a long trace whole (it is written a part at a time)", function()
       local path = os.tmpname()
       trace.start({ size = 20000 })
-      cosock.spawn(function() for _ = 1, 2000 do socket.sleep(0) end end, "long")
+      cosock.spawn(function() for _ = 1, 3000 do socket.sleep(0) end end, "long")
       cosock.run()
       trace.stop()
       local recorded = trace.stats().recorded
