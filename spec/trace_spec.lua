@@ -703,6 +703,21 @@ describe("cosock.trace", function()
       assert.matches("\tend\t2\treturned\t%-\n", text)
     end)
 
+    it("goes on, from a new trace, after the program's reset()", function()
+      local path = os.tmpname()
+      child.run([[
+        local cosock = require "cosock"
+        cosock.spawn(function() end, "before")
+        cosock.run()
+        cosock.reset()
+        cosock.spawn(function() end, "after")
+        cosock.run()
+      ]], "COSOCK_TRACE=" .. path .. " ")
+      local text = read(path)
+      assert.matches("\tspawn\t1\t0\tafter\t", text)
+      assert.is_nil(text:find("before", 1, true))
+    end)
+
     it("is not loaded without the variable", function()
       local out = child.run([[
         require "cosock"

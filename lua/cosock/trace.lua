@@ -209,11 +209,17 @@ function trace._from_env(cosock, path, size)
     end
   end
   trace.start({ size = n })
-  local run = cosock.run
+  local run, reset = cosock.run, cosock.reset
   cosock.run = function()
     local ok, err = pcall(run)
     save_quietly(path)
     if not ok then error(err, 0) end
+  end
+  -- reset() forgets the trace with everything else: the program goes on
+  -- traced, from a new trace.
+  cosock.reset = function()
+    reset()
+    if not trace.on() then trace.start({ size = n }) end
   end
   -- When the state closes (a step host, or a program that never returns
   -- from run): a finalizer kept alive by this module.
