@@ -95,8 +95,8 @@ m.set_luasocket_timeouts = core.set_luasocket_timeouts
 -- The modules, each loaded on first use (cosock.lazy): `require "cosock"`
 -- costs only the loop and the functions above (doc/footprint.md).
 -- pairs(cosock) loads them all first (cosock.ssl only with LuaSec), except
--- the additions cosock.ossignal, cosock.stop, cosock.scope, cosock.sync and
--- cosock.profile,
+-- the additions cosock.ossignal, cosock.stop, cosock.scope, cosock.sync,
+-- cosock.profile and cosock.tasks,
 -- listed once read. A new
 -- module is one line here; a new function is a plain field above.
 require("cosock.lazy")(m, {
@@ -113,12 +113,14 @@ require("cosock.lazy")(m, {
   scope = "cosock.scope",
   sync = "cosock.sync",
   profile = "cosock.profile",   -- every switch above at once (a function)
+  tasks = "cosock.tasks",       -- the dump of every task, warnings (doc/task-dump.md)
 }, {
   ossignal = true,
   stop = true,
   scope = true,
   sync = true,
   profile = true,
+  tasks = true,
 })
 
 -- The state dump of a stalled loop (cosock.dump), printed just before run

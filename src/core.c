@@ -119,6 +119,7 @@ static const struct {
   {"when", cn_preds_open},                     /* cosock.when */
   {"signal", open_signal},                     /* cosock.signal */
   {"sim", cn_sim_open},                        /* cosock.sim */
+  {"tasks", cn_taskrec_open},                  /* cosock.tasks */
 };
 
 /* open(name): adds the functions of feature name to this module, once
@@ -205,6 +206,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_preds_init(L, lp);
   cn_sim_init(L, lp);
   cn_cancel_open(L, lp);
+  cn_taskrec_init(L, lp);                      /* (its functions on first use: open) */
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);
   lua_pushcclosure(L, l_open, 2);

@@ -20,6 +20,7 @@
  *   ossignal.h                  cosock.ossignal's C part
  *   sim.h                       cosock.sim: virtual clock, seeded order (hook)
  *   cancel.h                    cosock.scope's cancellation that cleans up (hook)
+ *   tasks_warn.h                cosock.tasks: turn stamps, warnings (hook)
  *
  * What belongs here: anything a program may do without. A new feature is a
  * new file here (or a folder, with its header here), its open function
@@ -42,6 +43,7 @@
 #include "resolver.h"
 #include "sigwait.h"
 #include "sim.h"
+#include "tasks_warn.h"
 #include "step.h"
 #include "timer_object.h"
 #include "wakers.h"
