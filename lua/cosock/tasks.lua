@@ -215,11 +215,11 @@ end
 -- The tasks on_signal spawned that still run (their count, to know when
 -- they are all that is left).
 local signal_tasks = 0
-local POLL = 1 -- seconds between looks at whether the other tasks ended
+m._poll = 1 -- seconds between looks at whether the other tasks ended (the specs shorten it)
 
 --- on_signal([signal [, out]]) -> stop(): a task that writes the dump each
 --- time the process gets the signal; it ends (and run with it, when nothing
---- else is left) within POLL seconds after the last other task ended, or
+--- else is left) within a second after the last other task ended, or
 --- at once when stop() is called.
 function m.on_signal(sig, out)
   if sig ~= nil and type(sig) ~= "string" then
@@ -229,7 +229,7 @@ function m.on_signal(sig, out)
   local ossignal = require "cosock.ossignal"
   local ok, rx = pcall(ossignal.receiver, sig or "USR1")
   if not ok then error("cosock.tasks.on_signal: " .. tostring(rx), 2) end
-  rx:settimeout(POLL)
+  rx:settimeout(m._poll)
   local stopped = false
   signal_tasks = signal_tasks + 1
   local counted = true
@@ -441,16 +441,17 @@ local function track_timers(on)
   end
 end
 
-local function bad(field, expected, v)
+-- (A number is shown for a limit: "got -1".)
+local function bad(field, expected, v, show)
   error(format("bad argument #1 to 'warnings' (%s: %s expected, got %s)", field, expected,
-    v ~= v and "NaN" or type(v) == "number" and tostring(v) or type(v)), 3)
+    v ~= v and "NaN" or show and type(v) == "number" and tostring(v) or type(v)), 3)
 end
 
 local function check_limit(opts, field)
   local v = opts[field]
   if v == nil or v == false then return nil end
   if type(v) ~= "number" or not (v > 0) or v == math.huge then
-    bad(field, "number of seconds > 0 (or false)", v)
+    bad(field, "number of seconds > 0 (or false)", v, true)
   end
   return v
 end
