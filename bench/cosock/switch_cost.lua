@@ -5,7 +5,9 @@
 -- on the machine move both alike. `rate` is the median rate with the switch
 -- on, `base_rate` off; `ratio` is the median of the per-pair ratios on/off
 -- by wall time (1.0: free), `cpu_ratio` the same by CPU time.
--- SWITCH: acct | wd
+-- SWITCH: acct | wd | tasks (the turn stamps cosock.tasks keeps once loaded) |
+--         twarn (cosock.tasks.warnings with every warning on, limits nothing
+--         reaches; the stamps on both sides)
 -- MODE:   chan  two tasks play ping-pong over two channels, ROUNDS round
 --               trips (two passes and two resumes each): the per-resume cost
 --         tcp   W1's ping-pong on a loopback TCP connection, ROUNDS round trips
@@ -22,14 +24,19 @@ local socket = cosock.socket
 local SWITCH, MODE = arg[1] or "acct", arg[2] or "chan"
 local W, IMPL = SWITCH .. "_" .. MODE, "cosock-native"
 local DEFAULT = { chan = 50000, tcp = 10000, lua = 3000 }
-if not DEFAULT[MODE] or (SWITCH ~= "acct" and SWITCH ~= "wd") then
-  B.fail(W, IMPL, "usage: switch_cost.lua acct|wd chan|tcp|lua [ROUNDS] [PAIRS]")
+local SWITCHES = { acct = true, wd = true, tasks = true, twarn = true }
+if not DEFAULT[MODE] or not SWITCHES[SWITCH] then
+  B.fail(W, IMPL, "usage: switch_cost.lua acct|wd|tasks|twarn chan|tcp|lua [ROUNDS] [PAIRS]")
 end
 local ROUNDS = B.argnum(3, DEFAULT[MODE])
 local PAIRS = B.argnum(4, 5)
 
 local function set(on)
   if SWITCH == "acct" then cosock.set_accounting(on)
+  elseif SWITCH == "tasks" then require "cosock.tasks"; require("cosock.core").tasks_stamps(on)
+  elseif SWITCH == "twarn" then
+    require("cosock.tasks").warnings(on and { turn = 3600, ready = 3600, unwakeable = true,
+      leftover = true } or false)
   else cosock.set_watchdog(on and 3600 or nil, "error") end
 end
 

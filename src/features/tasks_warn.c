@@ -2,16 +2,19 @@
  * doc/task-dump.md for the contract).
  *
  * The stamps: from the first load of cosock.tasks, each resume notes, in an
- * array by slot, when the task's turn began and when it ended, on the loop's
- * clock (the virtual one under cosock.sim). A task's entry is its own while
- * it names its coroutine (a later task of the slot takes it over).
+ * array by slot, when the task's turn began, on the loop's clock (the
+ * virtual one under cosock.sim): one coarse clock read per resume (a turn
+ * is short, so for a task that waits it is about when its wait began). The
+ * coarse clock (to within a few ms) costs a tight channel ping-pong 4%, the
+ * precise one 12% (doc/task-dump.md). A task's entry is its own while it names its coroutine
+ * (a later task of the slot takes it over).
  *
  * The warnings, each off until tasks.warnings turns it on:
  *   turn       the resume took longer than the limit: measured as the
  *              watchdog measures a turn (CLOCK_MONOTONIC around lua_resume);
- *   ready      the task's turn began later than the limit after the first
- *              turn of its pass's ready batch (the tasks before it in the
- *              batch ran meanwhile);
+ *   ready      the task's resume began later than the limit after the
+ *              first resume of its pass's ready batch (the tasks before it
+ *              in the batch ran meanwhile);
  *   leftover   every task that ended is handed to the Lua side, which looks
  *              at what it left registered;
  *   unwakeable when the loop is about to wait (no task ready), at most once
@@ -47,7 +50,7 @@ enum { W_TURN = 1, W_READY, W_LEFTOVER };
 
 typedef struct stamp {
   const void *co;       /* whose entry it is */
-  double began, ended;  /* the last turn (loop clock); ended < 0: in its first turn */
+  double began;         /* its last turn began (the loop's clock) */
 } stamp;
 
 typedef struct cn_taskrec {
@@ -60,6 +63,7 @@ typedef struct cn_taskrec {
   int unwake_dirty;            /* tasks ran since the last check */
   int64_t resume_ns;           /* the current resume began (real clock) */
   int64_t batch_ns;            /* the pass's first turn began (0: none yet) */
+  int stamps;                  /* the turn stamps are kept (from the module's load) */
   int nq;
   lua_Integer dropped;
   int r_queue, r_flush, r_check;
@@ -88,10 +92,7 @@ static stamp *entry(cn_loop *lp, cn_taskrec *r, cn_task *t) {
   stamp *s;
   if (t->slot >= r->cap && !grow(lp, r, cn_tasks_slots(lp))) return NULL;
   s = &r->per[t->slot];
-  if (s->co != t->co) {
-    s->co = t->co;
-    s->began = s->ended = -1;
-  }
+  s->co = t->co;
   return s;
 }
 
@@ -142,32 +143,27 @@ static void flush(lua_State *L, cn_taskrec *r) {
 static void taskrec_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
   cn_taskrec *r = lp->taskrec;
   switch (point) {
-  case CN_AT_TURN:                             /* (on while ready is) */
-    if (r->batch_ns == 0) {
-      r->batch_ns = cn_acct_now();
-    } else {
-      int64_t d = cn_acct_now() - r->batch_ns;
-      if (d > r->ready_ns) note(L, lp, r, W_READY, t, (double)d / 1e9);
+  case CN_AT_RESUME: {                         /* (one coarse clock read for the stamp) */
+    if (r->stamps) {
+      stamp *s = entry(lp, r, t);
+      if (s != NULL) s->began = cn_clock_coarse();
     }
-    break;
-  case CN_AT_RESUME: {
-    stamp *s = entry(lp, r, t);
-    if (s != NULL) {
-      s->began = cn_clock_now();
-      s->ended = -1;
+    if (r->turn_ns || r->ready_ns) {           /* (and one for the warnings' measure) */
+      int64_t now = cn_acct_now();
+      r->resume_ns = now;
+      if (r->batch_ns == 0) r->batch_ns = now;
+      else if (r->ready_ns && now - r->batch_ns > r->ready_ns)
+        note(L, lp, r, W_READY, t, (double)(now - r->batch_ns) / 1e9);
     }
-    if (r->turn_ns) r->resume_ns = cn_acct_now();
     break;
   }
-  case CN_AT_RESUMED: {
+  case CN_AT_RESUMED: {                        /* (on while turn is) */
     cn_task *cur = cn_task_get(lp, cn_current_slot(lp));
-    if (cur == NULL) break;
-    if (cur->slot < r->cap && r->per[cur->slot].co == cur->co) r->per[cur->slot].ended = cn_clock_now();
-    if (r->turn_ns && r->resume_ns) {
+    if (cur != NULL && r->turn_ns && r->resume_ns) {
       int64_t d = cn_acct_now() - r->resume_ns;
-      r->resume_ns = 0;
       if (d > r->turn_ns) note(L, lp, r, W_TURN, cur, (double)d / 1e9);
     }
+    r->resume_ns = 0;
     break;
   }
   case CN_AT_ENDED: {                          /* (on while leftover is) */
@@ -214,8 +210,8 @@ static double taskrec_timeout(cn_loop *lp, double timeout) {
 static void points(cn_loop *lp) {
   cn_taskrec *r = lp->taskrec;
   int any = r->turn_ns || r->ready_ns || r->leftover;
-  cn_hook_set(lp, &taskrec_hook, CN_AT(CN_AT_RESUME) | CN_AT(CN_AT_RESUMED), 1);
-  cn_hook_set(lp, &taskrec_hook, CN_AT(CN_AT_TURN), r->ready_ns != 0);
+  cn_hook_set(lp, &taskrec_hook, CN_AT(CN_AT_RESUME), r->stamps || r->turn_ns || r->ready_ns);
+  cn_hook_set(lp, &taskrec_hook, CN_AT(CN_AT_RESUMED), r->turn_ns != 0);
   cn_hook_set(lp, &taskrec_hook, CN_AT(CN_AT_ENDED), r->leftover);
   cn_hook_set(lp, &taskrec_hook, CN_AT(CN_AT_RESUMES_DONE), any);
   cn_hook_set(lp, &taskrec_hook, CN_AT(CN_AT_DELIVER) | CN_AT(CN_AT_TIMEOUT), r->unwake_every > 0);
@@ -230,15 +226,15 @@ static const char *state_name(const cn_task *t) {
 }
 
 /* tasks_list() -> one table per live task, in slot order:
- * {co, slot (from 1), state, site, since, last_wake, timeout, left}: since is the
- * seconds since its last turn ended (waiting, ready) or began (running), on
- * the loop's clock, nil when not known (no turn since cosock.tasks loaded:
- * then last_wake, os.time() of its last turn, is given); timeout: its wait's
- * as given; left: the seconds to its wait's deadline. */
+ * {co, slot (from 1), state, site, since, last_wake, timeout, left}: since is
+ * the seconds since its last turn began, on the loop's clock, nil when not
+ * known (no turn since the stamps were on: last_wake, os.time() of its last
+ * turn, is there too); timeout: its wait's as given; left: the seconds to
+ * its wait's deadline. */
 static int l_tasks_list(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_taskrec *r = lp->taskrec;
-  double now = cn_clock_now();
+  double now = cn_clock_coarse(), precise = cn_clock_now(); /* (the stamps' clock; the timers') */
   int slot, n = 0;
   lua_createtable(L, cn_tasks_live(lp), 0);
   for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
@@ -257,11 +253,8 @@ static int l_tasks_list(lua_State *L) {
     cn_site_push(L, lp, t->site, t->site_line);
     lua_setfield(L, -2, "site");
     s = r != NULL && slot < r->cap && r->per[slot].co == t->co ? &r->per[slot] : NULL;
-    if (s != NULL && t->state == T_RUNNING && s->began >= 0) {
+    if (s != NULL) {
       lua_pushnumber(L, now - s->began);
-      lua_setfield(L, -2, "since");
-    } else if (s != NULL && s->ended >= 0) {
-      lua_pushnumber(L, now - s->ended);
       lua_setfield(L, -2, "since");
     }
     if (t->last_wake >= 0) {
@@ -273,12 +266,21 @@ static int l_tasks_list(lua_State *L) {
       lua_setfield(L, -2, "timeout");
     }
     if (t->state == T_PARKED && t->armed) {
-      lua_pushnumber(L, t->deadline > now ? t->deadline - now : 0);
+      lua_pushnumber(L, t->deadline > precise ? t->deadline - precise : 0);
       lua_setfield(L, -2, "left");
     }
     lua_rawseti(L, -2, ++n);
   }
   return 1;
+}
+
+/* tasks_stamps(on): keeps the turn stamps (on from the module's load), or
+ * not (for the bench's paired rows: bench/cosock/switch_cost.lua). */
+static int l_tasks_stamps(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  lp->taskrec->stamps = lua_toboolean(L, 1);
+  points(lp);
+  return 0;
 }
 
 /* Reads an optional limit in seconds at arg (nil or false: off). */
@@ -360,7 +362,8 @@ void cn_taskrec_init(lua_State *L, cn_loop *lp) { cn_hook_add(L, lp, &taskrec_ho
 
 void cn_taskrec_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg funcs[] = {
-    {"tasks_list", l_tasks_list}, {"tasks_warn", l_tasks_warn}, {NULL, NULL}
+    {"tasks_list", l_tasks_list}, {"tasks_warn", l_tasks_warn}, {"tasks_stamps", l_tasks_stamps},
+    {NULL, NULL}
   };
   if (lp->taskrec == NULL) {
     /* The registry slots first (they may raise), then the one allocation. */
@@ -388,6 +391,7 @@ void cn_taskrec_open(lua_State *L, cn_loop *lp) {
     r->r_queue = q;
     r->r_flush = f;
     r->r_check = c;
+    r->stamps = 1;
     lp->taskrec = r;
     points(lp);
   }
