@@ -82,10 +82,12 @@ describe("cosock.tasks", function()
       local srv = socket.tcp()
       assert(srv:bind("127.0.0.1", 0))
       assert(srv:listen())
-      local target
+      local target, site_line
       local function spawn(name, fn)
-        lines[name] = debug.getinfo(2, "l").currentline   -- (the site: the caller's line)
-        return cosock.spawn(fn, name)
+        lines[name] = debug.getinfo(2, "l").currentline
+        site_line = here() + 1                 -- (the site: where cosock.spawn is called)
+        local h = cosock.spawn(fn, name)
+        return h
       end
       spawn("recv", function() srv:accept() end)
       spawn("send", function() coroutine.yield(nil, { wrap_obj }) end)
@@ -143,7 +145,7 @@ describe("cosock.tasks", function()
         assert.equal("waiting", r.state, name)
         assert.equal(e[1], r.what, name)
         assert.truthy(r.waits:find(e[2]), name .. ": " .. r.waits)
-        assert.equal(SPEC .. ":" .. lines[name], r.site:gsub("^.*spec/", "spec/"), name)
+        assert.equal(SPEC .. ":" .. site_line, (r.site or "nil"):gsub("^.*spec/", "spec/"), name)
         assert.truthy(r.traceback:find("stack traceback", 1, true), name)
         assert.equal("thread", type(r.co), name)
         assert.equal("number", type(r.slot), name)
