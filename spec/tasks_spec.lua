@@ -457,3 +457,27 @@ describe("cosock.tasks", function()
     end)
   end)
 end)
+
+describe("examples/task_dump.lua", function()
+  before_each(function() cosock.reset() end)
+
+  it("prints what its header says", function()
+    local out, ok, err = require("spec.support.loop").capture(dofile, "examples/task_dump.lua")
+    assert(ok, err)
+    local headers = {}
+    for line in out:gmatch("[^\n]+") do
+      if line:find("^task ") then headers[#headers + 1] = line:gsub("g [%d.]+ s", "g T s", 1) end
+    end
+    assert.truthy(out:find("^cosock: 5 tasks\n"), out)
+    assert.same({
+      'task 1 "cosock.tasks.on_signal USR1" waiting T s on ossignal fd ' ..
+        headers[1]:match("fd (%d+)") .. ', timeout 1 s (spawned at examples/task_dump.lua:19)',
+      'task 2 "acceptor" waiting T s on recv fd ' .. headers[2]:match("fd (%d+)") ..
+        ' (spawned at examples/task_dump.lua:25)',
+      'task 3 "worker" waiting T s on channel receive (spawned at examples/task_dump.lua:32)',
+      'task 4 "poller" waiting T s on sleep 30 s (spawned at examples/task_dump.lua:38)',
+      'task 5 "monitor" running T s (spawned at examples/task_dump.lua:41)',
+    }, headers)
+    assert.truthy(out:find("\nstopped\n$"), out)
+  end)
+end)

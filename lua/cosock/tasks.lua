@@ -41,7 +41,6 @@ local function secs(s)
   if s >= 1 then return format("%.1f", s) end
   return format("%.3f", s)
 end
-m._secs = secs
 
 local function mt_name(obj)
   local mt = getmetatable(obj)
@@ -162,9 +161,9 @@ function m.list()
     if rec.state == "waiting" and st then
       r.what, r.waits = wait_of(st, rec, name_of)
       if rec.timeout ~= nil and r.what ~= "sleep" then
-        r.waits = r.waits .. ", timeout " .. tostring(rec.timeout) .. " s"
+        r.waits = r.waits .. ", timeout " .. format("%.4g", rec.timeout) .. " s"
       elseif r.what == "sleep" then
-        r.waits = "sleep " .. tostring(rec.timeout) .. " s"
+        r.waits = "sleep " .. format("%.4g", rec.timeout) .. " s"
       end
     end
     out[#out + 1] = r
@@ -182,7 +181,6 @@ local function header(r)
   parts[#parts + 1] = " (spawned at " .. (r.site or "?") .. ")"
   return concat(parts)
 end
-m._header = header
 
 -- out: a function (called with text), a file (its write), or nil (stderr).
 local function writer(out, fname, arg)
