@@ -55,7 +55,8 @@ end
 local documented = entries(read_reference())
 
 -- Private names the modules export for their own use (not API).
-local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true, _base = true, _grant = true }
+local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true, _base = true, _grant = true,
+                  _poll = true }
 
 local function sorted_keys(t)
   local out = {}
@@ -205,6 +206,10 @@ describe("doc/reference.md", function()
     assert(ok, err)
     assert(report ~= nil, "the watchdog never reported the spinner")
     assert.same({}, missing(qualified("report.", report)))
+  end)
+
+  it("has every name of cosock.tasks", function()
+    assert.same({}, missing(qualified("cosock.tasks.", require "cosock.tasks")))
   end)
 
   it("has every name of cosock.sim", function()
