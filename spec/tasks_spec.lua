@@ -303,6 +303,26 @@ describe("cosock.tasks", function()
       assert.equal(0, core.stats().tasks)
     end)
 
+    it("still ends by itself after a reset dropped an earlier one", function()
+      local saved = tasks._poll
+      tasks._poll = 0.01
+      local stop = tasks.on_signal("USR1", function() end)
+      cosock.reset()                           -- (its task is gone, its receiver still open)
+      tasks.on_signal("USR2", function() end)
+      local still_there = false
+      cosock.spawn(function()
+        socket.sleep(0.05)                     -- (the dump's task looked several times)
+        for _, r in ipairs(tasks.list()) do
+          if r.name == "cosock.tasks.on_signal USR2" then still_there = true end
+        end
+      end, "work")
+      cosock.run()
+      stop()
+      tasks._poll = saved
+      assert.is_true(still_there)              -- (not ended while another task still ran)
+      assert.equal(0, core.stats().tasks)
+    end)
+
     it("raises a clear error for a bad signal or out", function()
       assert.has_error(function() tasks.on_signal(42) end,
         "bad argument #1 to 'on_signal' (signal name expected, got number)")

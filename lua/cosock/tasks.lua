@@ -210,15 +210,23 @@ end
 -- on_signal
 ---------------------------------------------------------------------------
 
--- The tasks on_signal spawned that still run (their count, to know when
--- they are all that is left).
-local signal_tasks = 0
+-- The handles of the tasks on_signal spawned (weak: each task's own function
+-- holds its handle while it runs), to know when they are all that is left.
+local signal_handles = setmetatable({}, { __mode = "k" })
 m._poll = 1 -- seconds between looks at whether the other tasks ended (the specs shorten it)
+
+local function only_signal_tasks_left()
+  local mine = 0
+  for h in pairs(signal_handles) do
+    if h:is_alive() then mine = mine + 1 end
+  end
+  return core.stats().tasks <= mine
+end
 
 --- on_signal([signal [, out]]) -> stop(): a task that writes the dump each
 --- time the process gets the signal; it ends (and run with it, when nothing
---- else is left) within a second after the last other task ended, or
---- at once when stop() is called.
+--- else is left) within a second after the last other task ended, or at
+--- once when stop() is called.
 function m.on_signal(sig, out)
   if sig ~= nil and type(sig) ~= "string" then
     error(format("bad argument #1 to 'on_signal' (signal name expected, got %s)", type(sig)), 2)
@@ -228,32 +236,22 @@ function m.on_signal(sig, out)
   local ok, rx = pcall(ossignal.receiver, sig or "USR1")
   if not ok then error("cosock.tasks.on_signal: " .. tostring(rx), 2) end
   rx:settimeout(m._poll)
-  local stopped = false
-  signal_tasks = signal_tasks + 1
-  local counted = true
-  local function finish()
-    if counted then
-      counted = false
-      signal_tasks = signal_tasks - 1
-    end
-  end
-  core.spawn(function()
+  local stopped, handle = false, nil
+  handle = core.spawn(function()
+    local _ = handle                           -- (kept while the task runs)
     while not stopped do
       local got, err = rx:receive()
       if got then
         m.dump(write)
-      elseif err == "closed" then
-        break
-      elseif core.stats().tasks <= signal_tasks then
+      elseif err == "closed" or only_signal_tasks_left() then
         break
       end
     end
-    finish()
     rx:close()
   end, "cosock.tasks.on_signal " .. (sig or "USR1"))
+  signal_handles[handle] = true
   return function()
     stopped = true
-    finish()
     rx:close()
   end
 end
