@@ -1,17 +1,17 @@
 --- cosock.tasks: every task on demand, and warnings in the style of
 --- tokio-console (doc/task-dump.md is the page; doc/reference.md the contract).
 ---
---- list() -> { {name, site, state, what, waits, timeout, since, traceback,
----              id, co, slot, handle}, ... }  one record per live task
+--- list() -> { {name, site, state, what, waits, timeout, left, since,
+---              traceback, id, co, slot, handle}, ... }  one per live task
 --- dump([out])                 every task as text (default: io.stderr:write)
 --- on_signal([signal [, out]]) -> stop: the dump each time the process gets
 ---                             the signal (default "USR1"), through cosock.ossignal
---- warnings{turn = s, ready = s, unwakeable = true | s, leftover = true,
----           report = fn} | warnings(false)
+--- warnings{turn = s, ready = s, unwakeable = true, leftover = true,
+---           interval = s, report = fn} | warnings(false)
 ---
 --- Loaded on first use (require "cosock.tasks", or the field cosock.tasks);
---- loading it turns on the turn stamps of src/features/tasks_warn.c (two
---- reads of the loop's clock per resume: doc/task-dump.md has the figures).
+--- loading it turns on the turn stamps of src/features/tasks_warn.c (one
+--- coarse clock read per resume: doc/task-dump.md has the figures).
 
 local core = require "cosock.core"
 core.open "tasks" -- (its C functions: added to cosock.core on first use)
@@ -19,8 +19,8 @@ local compat = require "cosock.compat"
 local deadlock = require "cosock.deadlock"
 
 local tasks_list, tasks_warn, thread_states = core.tasks_list, core.tasks_warn, core.thread_states
-local type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, select =
-  type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, select
+local type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, setmetatable =
+  type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, setmetatable
 local format, concat = string.format, table.concat
 
 local m = {}

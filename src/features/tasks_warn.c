@@ -275,10 +275,14 @@ static int l_tasks_list(lua_State *L) {
 }
 
 /* tasks_stamps(on): keeps the turn stamps (on from the module's load), or
- * not (for the bench's paired rows: bench/cosock/switch_cost.lua). */
+ * not (for the bench's paired rows, bench/cosock/switch_cost.lua, and the
+ * spec of a task without a stamp): off forgets those kept (they would go
+ * stale). */
 static int l_tasks_stamps(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  lp->taskrec->stamps = lua_toboolean(L, 1);
+  cn_taskrec *r = lp->taskrec;
+  r->stamps = lua_toboolean(L, 1);
+  if (!r->stamps && r->per) memset(r->per, 0, (size_t)r->cap * sizeof *r->per);
   points(lp);
   return 0;
 }
