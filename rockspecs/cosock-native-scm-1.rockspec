@@ -90,6 +90,7 @@ build = {
     ["cosock.sim.tls"] = "lua/cosock/sim/tls.lua",
     ["cosock.sim.udp"] = "lua/cosock/sim/udp.lua",
     ["cosock.tasks"] = "lua/cosock/tasks.lua",
+    ["cosock.tasks.warnings"] = "lua/cosock/tasks/warnings.lua",
     ["cosock.scope"] = "lua/cosock/scope.lua",
     ["cosock.sync"] = "lua/cosock/sync.lua",
     -- The C module, with the select poller only (any POSIX system) ...

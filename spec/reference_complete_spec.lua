@@ -56,7 +56,7 @@ local documented = entries(read_reference())
 
 -- Private names the modules export for their own use (not API).
 local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true, _base = true, _grant = true,
-                  _poll = true }
+                  _poll = true, _helpers = true }
 
 local function sorted_keys(t)
   local out = {}
