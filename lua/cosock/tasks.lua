@@ -20,7 +20,7 @@ local compat = require "cosock.compat"
 -- at the first list or check, not with this module.
 local function in_pred_wait(co) return require("cosock.deadlock").in_pred_wait(co) end
 
-local tasks_list, thread_states = core.tasks_list, core.thread_states
+local tasks_list = core.tasks_list
 local type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, setmetatable =
   type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, setmetatable
 local format, concat = string.format, table.concat
@@ -105,17 +105,17 @@ local function in_lookup(co)
   return false
 end
 
--- what, text of a waiting task's wait (st: thread_states', rec: tasks_list's).
-local function wait_of(st, rec, name_of)
-  local waits = st.waits
-  if in_pred_wait(st.co) then return "predicate", "predicate (cosock.when)" end
+-- what, text of a waiting task's wait (rec: tasks_list's record).
+local function wait_of(rec, name_of)
+  local waits = rec.waits
+  if in_pred_wait(rec.co) then return "predicate", "predicate (cosock.when)" end
   if #waits == 0 then
-    if in_lookup(st.co) then return "lookup", "name lookup" end
+    if in_lookup(rec.co) then return "lookup", "name lookup" end
     if rec.timeout ~= nil then return "sleep", "sleep" end
     return "yield", "nothing (no object, no timeout)"
   end
   if #waits == 1 then
-    if type(waits[1].obj) ~= "table" and type(waits[1].obj) ~= "userdata" and in_lookup(st.co) then
+    if type(waits[1].obj) ~= "table" and type(waits[1].obj) ~= "userdata" and in_lookup(rec.co) then
       return "lookup", "name lookup"
     end
     return object_kind(waits[1], name_of)
@@ -128,40 +128,37 @@ local function wait_of(st, rec, name_of)
   return "select", "select of " .. #waits .. ": " .. concat(parts, ", ")
 end
 
--- A namer of handles for the join waits: "'name'" of the live task it is.
-local function handle_namer(states)
+-- A namer of handles for the join waits: "'name'" of the live task it is;
+-- and the records by handle.
+local function handle_namer(recs)
   local by_handle = {}
-  for _, st in ipairs(states) do
-    if st.handle then by_handle[st.handle] = st end
+  for _, rec in ipairs(recs) do
+    if rec.handle then by_handle[rec.handle] = rec end
   end
   return function(h)
-    local st = by_handle[h]
-    if st then return quoted(st.info.name or tostring(st.co)) end
+    local rec = by_handle[h]
+    if rec then return quoted(rec.name or tostring(rec.co)) end
     return "(ended) " .. tostring(h)
   end, by_handle
 end
 
 --- list() -> an array, one record per live task, in the loop's slot order.
 function m.list()
-  local recs, states = tasks_list(), thread_states()
-  local by_co = {}
-  for _, st in ipairs(states) do by_co[st.co] = st end
-  local name_of = handle_namer(states)
+  local recs = tasks_list(true)
+  local name_of = handle_namer(recs)
   local out = {}
   for _, rec in ipairs(recs) do
-    local st = by_co[rec.co]
     local r = {
       co = rec.co, slot = rec.slot, state = rec.state, site = rec.site,
       since = rec.since, timeout = rec.timeout, left = rec.left,
-      name = st and st.info.name, traceback = st and st.info.traceback,
-      handle = st and st.handle, id = trace_id(rec.co),
+      name = rec.name, traceback = rec.traceback, handle = rec.handle, id = trace_id(rec.co),
     }
     if r.since == nil and rec.last_wake then
       r.since = os.time() - rec.last_wake    -- (whole seconds: no turn since this module loaded)
       r.since_whole = true
     end
-    if rec.state == "waiting" and st then
-      r.what, r.waits = wait_of(st, rec, name_of)
+    if rec.state == "waiting" then
+      r.what, r.waits = wait_of(rec, name_of)
       if rec.timeout ~= nil and r.what ~= "sleep" then
         r.waits = r.waits .. ", timeout " .. format("%.4g", rec.timeout) .. " s"
       elseif r.what == "sleep" then

@@ -36,6 +36,7 @@
 #include "hooks.h"
 #include "lib/clock.h"
 #include "mem.h"
+#include "metadata.h"
 #include "names.h"
 #include "park.h"
 #include "run.h"
@@ -225,27 +226,41 @@ static const char *state_name(const cn_task *t) {
   }
 }
 
-/* tasks_list() -> one table per live task, in slot order:
- * {co, slot (from 1), state, site, since, last_wake, timeout, left}: since is
- * the seconds since its last turn began, on the loop's clock, nil when not
- * known (no turn since the stamps were on: last_wake, os.time() of its last
- * turn, is there too); timeout: its wait's as given; left: the seconds to
- * its wait's deadline. */
+/* tasks_list([tracebacks]) -> one table per live task, in slot order:
+ * {co, slot (from 1), name, handle, state, site, since, last_wake, timeout,
+ * left, waits [, traceback]}: since is the seconds since its last turn
+ * began, on the loop's clock, nil when not known (no turn since the stamps
+ * were on: last_wake, os.time() of its last turn, is there too); timeout:
+ * its wait's as given; left: the seconds to its wait's deadline; waits: as
+ * thread_states' (metadata.c), for a waiting task; the traceback only when
+ * asked (the idle check does without). */
 static int l_tasks_list(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_taskrec *r = lp->taskrec;
   double now = cn_clock_coarse(), precise = cn_clock_now(); /* (the stamps' clock; the timers') */
-  int slot, n = 0;
+  int slot, n = 0, tracebacks = lua_toboolean(L, 1);
   lua_createtable(L, cn_tasks_live(lp), 0);
   for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
     cn_task *t = cn_task_get(lp, slot);
     const stamp *s;
     if (t == NULL) continue;
     luaL_checkstack(L, 6, NULL);
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 13);
     if (!lua_checkstack(t->co, 1)) luaL_error(L, "cosock: out of memory");
     cn_task_push_co(L, t);
     lua_setfield(L, -2, "co");
+    cn_task_push_name(L, lp, slot);
+    lua_setfield(L, -2, "name");
+    cn_task_push_handle(L, lp, slot);
+    lua_setfield(L, -2, "handle");
+    if (tracebacks) {
+      luaL_traceback(L, t->co, NULL, t->co == L ? 1 : 0);
+      lua_setfield(L, -2, "traceback");
+    }
+    if (t->state == T_PARKED) {
+      cn_push_task_waits(L, lp, t);
+      lua_setfield(L, -2, "waits");
+    }
     lua_pushinteger(L, (lua_Integer)slot + 1);
     lua_setfield(L, -2, "slot");
     lua_pushstring(L, state_name(t));

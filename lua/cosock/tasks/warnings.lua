@@ -7,7 +7,7 @@
 local core = require "cosock.core"
 local h = require("cosock.tasks")._helpers
 
-local tasks_list, tasks_warn, thread_states = core.tasks_list, core.tasks_warn, core.thread_states
+local tasks_list, tasks_warn = core.tasks_list, core.tasks_warn
 local type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, setmetatable =
   type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, setmetatable
 local format, concat = string.format, table.concat
@@ -113,17 +113,17 @@ end
 
 -- Why a wait can never end, or nil (the stall report's reasoning:
 -- cosock.deadlock; only what is certain while other tasks still run).
-local function never_wakes(st, rec, by_handle)
+local function never_wakes(rec, by_handle)
   if rec.left ~= nil then return nil end       -- a deadline ends it
-  if in_pred_wait(st.co) then return nil end
-  if #st.waits == 0 then
-    if rec.timeout ~= nil or in_lookup(st.co) then return nil end
+  if in_pred_wait(rec.co) then return nil end
+  if #rec.waits == 0 then
+    if rec.timeout ~= nil or in_lookup(rec.co) then return nil end
     return "waits on nothing (it yielded no object and no timeout)"
   end
   local close_wakes = core.close_wakes()
   local channel = package.loaded["cosock.channel"]
   local why = {}
-  for _, w in ipairs(st.waits) do
+  for _, w in ipairs(rec.waits) do
     local obj = w.obj
     local methods = type(getmetatable(obj)) == "table" and getmetatable(obj).__index or nil
     local text
@@ -134,8 +134,7 @@ local function never_wakes(st, rec, by_handle)
     elseif channel and methods == channel.sender then
       if obj.link.closed and not close_wakes then text = "a channel that is closed" end
     elseif getmetatable(obj) == core.thread_handle then
-      local target = by_handle[obj]
-      if target == st then text = "a join of itself" end
+      if by_handle[obj] == rec then text = "a join of itself" end
     elseif type(obj) == "table" and rawget(obj, "inner_sock") ~= nil and not is_ossignal(obj) then
       if not close_wakes and (rawget(obj, "_closed") or fd_of(obj) == "-1") then
         text = "a socket that is closed (fd " .. fd_of(obj) .. ")"
@@ -147,19 +146,17 @@ local function never_wakes(st, rec, by_handle)
   return "waits on " .. concat(why, "; ") .. ", which nothing can wake"
 end
 
--- Called by the C side while the loop is idle, at most once per interval.
+-- Called by the C side while the loop is idle, at most once per interval
+-- (no tracebacks made: only the waits).
 local function check()
-  local recs, states = tasks_list(), thread_states()
-  local by_co = {}
-  for _, st in ipairs(states) do by_co[st.co] = st end
-  local _, by_handle = handle_namer(states)
+  local recs = tasks_list(false)
+  local _, by_handle = handle_namer(recs)
   for _, rec in ipairs(recs) do
-    local st = by_co[rec.co]
-    if rec.state == "waiting" and st then
-      local why = never_wakes(st, rec, by_handle)
+    if rec.state == "waiting" then
+      local why = never_wakes(rec, by_handle)
       if why then
-        warn("unwakeable", format("task %s %s (spawned at %s)", label(st.info.name, st.co), why,
-          rec.site or "?"), { co = st.co, name = st.info.name, seconds = rec.since, id = trace_id(st.co) })
+        warn("unwakeable", format("task %s %s (spawned at %s)", label(rec.name, rec.co), why,
+          rec.site or "?"), { co = rec.co, name = rec.name, seconds = rec.since, id = trace_id(rec.co) })
       end
     end
   end
