@@ -289,6 +289,48 @@ static int l_tasks_list(lua_State *L) {
   return 1;
 }
 
+/* tasks_unbounded() -> for the unwakeable warning's idle check, the tasks
+ * that wait with no deadline, each {co, slot, name, handle, waits, timeout}
+ * (what it needs and no more: a check looks at every such task). */
+static int l_tasks_unbounded(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  int slot, n = 0;
+  lua_newtable(L);
+  for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
+    cn_task *t = cn_task_get(lp, slot);
+    if (t == NULL || t->state != T_PARKED || t->armed) continue;
+    luaL_checkstack(L, 6, NULL);
+    lua_createtable(L, 0, 6);
+    if (!lua_checkstack(t->co, 1)) luaL_error(L, "cosock: out of memory");
+    cn_task_push_co(L, t);
+    lua_setfield(L, -2, "co");
+    lua_pushinteger(L, (lua_Integer)slot + 1);
+    lua_setfield(L, -2, "slot");
+    cn_task_push_name(L, lp, slot);
+    lua_setfield(L, -2, "name");
+    cn_task_push_handle(L, lp, slot);
+    lua_setfield(L, -2, "handle");
+    cn_push_task_waits(L, lp, t);
+    lua_setfield(L, -2, "waits");
+    if (t->tmo != CN_TMO_NONE) {
+      cn_push_wait_timeout(L, t);
+      lua_setfield(L, -2, "timeout");
+    }
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+/* tasks_site(slot) -> "file:line" where the task in slot (from 1) was
+ * spawned, or nil. */
+static int l_tasks_site(lua_State *L) {
+  cn_loop *lp = cn_loop_get(L);
+  cn_task *t = cn_task_get(lp, (int)luaL_checkinteger(L, 1) - 1);
+  if (t == NULL) return 0;
+  cn_site_push(L, lp, t->site, t->site_line);
+  return 1;
+}
+
 /* tasks_stamps(on): keeps the turn stamps (on from the module's load), or
  * not (for the bench's paired rows, bench/cosock/switch_cost.lua, and the
  * spec of a task without a stamp): off forgets those kept (they would go
@@ -382,7 +424,7 @@ void cn_taskrec_init(lua_State *L, cn_loop *lp) { cn_hook_add(L, lp, &taskrec_ho
 void cn_taskrec_open(lua_State *L, cn_loop *lp) {
   static const luaL_Reg funcs[] = {
     {"tasks_list", l_tasks_list}, {"tasks_warn", l_tasks_warn}, {"tasks_stamps", l_tasks_stamps},
-    {NULL, NULL}
+    {"tasks_unbounded", l_tasks_unbounded}, {"tasks_site", l_tasks_site}, {NULL, NULL}
   };
   if (lp->taskrec == NULL) {
     /* The registry slots first (they may raise), then the one allocation. */

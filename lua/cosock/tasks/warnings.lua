@@ -7,7 +7,7 @@
 local core = require "cosock.core"
 local h = require("cosock.tasks")._helpers
 
-local tasks_list, tasks_warn = core.tasks_list, core.tasks_warn
+local tasks_warn, tasks_unbounded, tasks_site = core.tasks_warn, core.tasks_unbounded, core.tasks_site
 local type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, setmetatable =
   type, tostring, pairs, ipairs, error, getmetatable, pcall, rawget, setmetatable
 local format, concat = string.format, table.concat
@@ -18,7 +18,7 @@ local in_lookup, in_pred_wait, handle_namer = h.in_lookup, h.in_pred_wait, h.han
 local KINDS = { "turn", "ready", "leftover" } -- (the C queue's kind numbers)
 local FIELDS = { turn = true, ready = true, unwakeable = true, leftover = true, report = true,
                  interval = true }
-local UNWAKE_EVERY = 0.1 -- seconds of the loop's clock between idle checks
+local UNWAKE_EVERY = 1 -- seconds of the loop's clock between idle checks (a check: ~2 us a task)
 
 local limits = {}       -- the settings in force
 local report            -- the function warnings are given to
@@ -114,12 +114,11 @@ end
 -- Why a wait can never end, or nil (the stall report's reasoning:
 -- cosock.deadlock; only what is certain while other tasks still run).
 local function never_wakes(rec, by_handle)
-  if rec.left ~= nil then return nil end       -- a deadline ends it
-  if in_pred_wait(rec.co) then return nil end
   if #rec.waits == 0 then
-    if rec.timeout ~= nil or in_lookup(rec.co) then return nil end
+    if rec.timeout ~= nil or in_lookup(rec.co) or in_pred_wait(rec.co) then return nil end
     return "waits on nothing (it yielded no object and no timeout)"
   end
+  -- (a predicate's or a lookup's wait names no object below: it may wake)
   local close_wakes = core.close_wakes()
   local channel = package.loaded["cosock.channel"]
   local why = {}
@@ -146,18 +145,17 @@ local function never_wakes(rec, by_handle)
   return "waits on " .. concat(why, "; ") .. ", which nothing can wake"
 end
 
--- Called by the C side while the loop is idle, at most once per interval
--- (no tracebacks made: only the waits).
+-- Called by the C side while the loop is idle, at most once per interval:
+-- looks at the tasks that wait with no deadline (tasks_unbounded: their
+-- waits only).
 local function check()
-  local recs = tasks_list(false)
+  local recs = tasks_unbounded()
   local _, by_handle = handle_namer(recs)
   for _, rec in ipairs(recs) do
-    if rec.state == "waiting" then
-      local why = never_wakes(rec, by_handle)
-      if why then
-        warn("unwakeable", format("task %s %s (spawned at %s)", label(rec.name, rec.co), why,
-          rec.site or "?"), { co = rec.co, name = rec.name, seconds = rec.since, id = trace_id(rec.co) })
-      end
+    local why = never_wakes(rec, by_handle)
+    if why then
+      warn("unwakeable", format("task %s %s (spawned at %s)", label(rec.name, rec.co), why,
+        tasks_site(rec.slot) or "?"), { co = rec.co, name = rec.name, id = trace_id(rec.co) })
     end
   end
 end
