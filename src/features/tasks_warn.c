@@ -233,7 +233,7 @@ static const char *state_name(const cn_task *t) {
  * were on: last_wake, os.time() of its last turn, is there too); timeout:
  * its wait's as given; left: the seconds to its wait's deadline; waits: as
  * thread_states' (metadata.c), for a waiting task; the traceback only when
- * asked (the idle check does without). */
+ * asked. */
 static int l_tasks_list(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   cn_taskrec *r = lp->taskrec;
