@@ -417,6 +417,27 @@ describe("cosock.tasks", function()
       assert.is_nil(names.closer)
     end)
 
+    it("unwakeable: a select on a socket closed under it (set_close_wakes off), not with it on", function()
+      local got, report = collector()
+      for _, wakes in ipairs { false, true } do
+        cosock.reset()
+        cosock.set_close_wakes(wakes)
+        tasks.warnings { unwakeable = true, report = report }
+        local srv = assert(socket.bind("127.0.0.1", 0))
+        local h = cosock.spawn(function() socket.select({ srv }, nil) end, wakes and "woken" or "on closed")
+        cosock.spawn(function()
+          srv:close()
+          socket.sleep(0.02)                   -- (the loop is idle meanwhile: the check runs)
+          if h:is_alive() then h:cancel() end
+        end, "closer")
+        cosock.run()
+      end
+      cosock.set_close_wakes(false)
+      assert.equal(1, #got.unwakeable)
+      assert.truthy(got.unwakeable[1].message:find("^task 'on closed' waits on a socket that is closed %(fd "),
+        got.unwakeable[1].message)
+    end)
+
     it("leftover: a task that ended with a receiver open or a timer pending with a waker", function()
       local got, report = collector()
       local orx
