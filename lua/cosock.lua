@@ -96,8 +96,7 @@ m.set_luasocket_timeouts = core.set_luasocket_timeouts
 -- costs only the loop and the functions above (doc/footprint.md).
 -- pairs(cosock) loads them all first (cosock.ssl only with LuaSec), except
 -- the additions cosock.ossignal, cosock.stop, cosock.scope, cosock.sync,
--- cosock.profile and cosock.trace,
--- listed once read. A new
+-- cosock.profile, cosock.trace and cosock.tasks, listed once read. A new
 -- module is one line here; a new function is a plain field above.
 require("cosock.lazy")(m, {
   socket = "cosock.socket",
@@ -114,6 +113,7 @@ require("cosock.lazy")(m, {
   sync = "cosock.sync",
   profile = "cosock.profile",   -- every switch above at once (a function)
   trace = "cosock.trace",       -- the recording of the loop's events
+  tasks = "cosock.tasks",       -- the dump of every task, warnings (doc/task-dump.md)
 }, {
   ossignal = true,
   stop = true,
@@ -121,6 +121,7 @@ require("cosock.lazy")(m, {
   sync = true,
   profile = true,
   trace = true,
+  tasks = true,
 })
 
 -- The state dump of a stalled loop (cosock.dump), printed just before run

@@ -13,7 +13,7 @@ local V = require "spec.support.version"
 local BUDGET_KB = 24
 
 local MODULES = { "socket", "channel", "asyncify", "timer", "signal", "when", "op",
-                  "ossignal", "stop" }
+                  "ossignal", "stop", "tasks" }
 
 describe("require 'cosock'", function()
   it("adds at most " .. BUDGET_KB .. " KB of Lua heap over LuaSocket (5.3, 5.4)", function()

@@ -56,7 +56,7 @@ local documented = entries(read_reference())
 
 -- Private names the modules export for their own use (not API).
 local PRIVATE = { _from_inner = true, _spawned = true, _task_ended = true, _base = true, _grant = true,
-  _from_env = true, _closer = true }
+  _from_env = true, _closer = true, _poll = true, _helpers = true }
 
 local function sorted_keys(t)
   local out = {}
@@ -211,6 +211,10 @@ describe("doc/reference.md", function()
     assert(ok, err)
     assert(report ~= nil, "the watchdog never reported the spinner")
     assert.same({}, missing(qualified("report.", report)))
+  end)
+
+  it("has every name of cosock.tasks", function()
+    assert.same({}, missing(qualified("cosock.tasks.", require "cosock.tasks")))
   end)
 
   it("has every name of cosock.sim", function()

@@ -121,6 +121,7 @@ static const struct {
   {"signal", open_signal},                     /* cosock.signal */
   {"sim", cn_sim_open},                        /* cosock.sim */
   {"trace", cn_trace_open},                    /* cosock.trace */
+  {"tasks", cn_taskrec_open},                  /* cosock.tasks */
 };
 
 /* open(name): adds the functions of feature name to this module, once
@@ -208,6 +209,7 @@ int luaopen_cosock_core(lua_State *L) {
   cn_sim_init(L, lp);
   cn_cancel_open(L, lp);
   cn_trace_init(L, lp);
+  cn_taskrec_init(L, lp);                      /* (its functions on first use: open) */
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);
   lua_pushcclosure(L, l_open, 2);

@@ -42,11 +42,30 @@ static void advance_while_off_does_nothing(void **state) {
   assert_true(a < 1e12);
 }
 
+/* The coarse clock (cosock.tasks's stamps): the same clock as cn_clock_now,
+ * behind it by at most the kernel's tick (the bound here is far wider),
+ * never ahead; the virtual time while the virtual clock is on. */
+static void coarse_clock_is_the_same_clock(void **state) {
+  double coarse, now;
+  (void)state;
+  coarse = cn_clock_coarse();
+  now = cn_clock_now();
+  assert_true(coarse <= now);
+  assert_true(now - coarse < 1.0);
+  cn_clock_virtual(1, 100.0);
+  assert_true(cn_clock_coarse() == 100.0);
+  cn_clock_advance(101.25);
+  assert_true(cn_clock_coarse() == 101.25);
+  cn_clock_virtual(0, 0);
+  assert_true(cn_clock_coarse() < 1e12 && cn_clock_coarse() != 101.25);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(real_clock_never_goes_back),
     cmocka_unit_test(virtual_clock_moves_only_forward_when_told),
     cmocka_unit_test(advance_while_off_does_nothing),
+    cmocka_unit_test(coarse_clock_is_the_same_clock),
   };
   return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }

@@ -6,7 +6,9 @@
 -- on, `base_rate` off; `ratio` is the median of the per-pair ratios on/off
 -- by wall time (1.0: free), `cpu_ratio` the same by CPU time.
 -- SWITCH: acct | wd | trace (cosock.trace.start with a buffer that holds
---         every event of the run, 2^20)
+--         every event of the run, 2^20) | tasks (the turn stamps cosock.tasks
+--         keeps once loaded) | twarn (cosock.tasks.warnings with every warning
+--         on, limits nothing reaches; the stamps on both sides)
 -- MODE:   chan  two tasks play ping-pong over two channels, ROUNDS round
 --               trips (two passes and two resumes each): the per-resume cost
 --         tcp   W1's ping-pong on a loopback TCP connection, ROUNDS round trips
@@ -25,8 +27,9 @@ local socket = cosock.socket
 local SWITCH, MODE = arg[1] or "acct", arg[2] or "chan"
 local W, IMPL = SWITCH .. "_" .. MODE, "cosock-native"
 local DEFAULT = { chan = 50000, tcp = 10000, fanin = 10000, lua = 3000 }
-if not DEFAULT[MODE] or (SWITCH ~= "acct" and SWITCH ~= "wd" and SWITCH ~= "trace") then
-  B.fail(W, IMPL, "usage: switch_cost.lua acct|wd|trace chan|tcp|fanin|lua [ROUNDS] [PAIRS]")
+local SWITCHES = { acct = true, wd = true, trace = true, tasks = true, twarn = true }
+if not DEFAULT[MODE] or not SWITCHES[SWITCH] then
+  B.fail(W, IMPL, "usage: switch_cost.lua acct|wd|trace|tasks|twarn chan|tcp|fanin|lua [ROUNDS] [PAIRS]")
 end
 local ROUNDS = B.argnum(3, DEFAULT[MODE])
 local PAIRS = B.argnum(4, 5)
@@ -37,6 +40,10 @@ local function set(on)
   elseif trace then
     trace.stop()
     if on then trace.start({ size = 2 ^ 20 }) end
+  elseif SWITCH == "tasks" then require "cosock.tasks"; require("cosock.core").tasks_stamps(on)
+  elseif SWITCH == "twarn" then
+    require("cosock.tasks").warnings(on and { turn = 3600, ready = 3600, unwakeable = true,
+      leftover = true } or false)
   else cosock.set_watchdog(on and 3600 or nil, "error") end
 end
 

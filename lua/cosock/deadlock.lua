@@ -125,6 +125,8 @@ local function in_pred_wait(co)
   return name == "f" and f == raw_pred_wait
 end
 
+M.in_pred_wait = in_pred_wait -- (cosock.tasks tells a predicate wait the same way)
+
 -- Set by wait_text when a task waits on something closed (report's last line).
 local closed_seen = {}
 

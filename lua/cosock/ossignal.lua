@@ -36,9 +36,18 @@ local function check_self(self, what)
   end
 end
 
+-- receiver -> the task (coroutine) that made it, for cosock.tasks's leftover
+-- warning (an open receiver keeps its signals blocked after its task ended).
+m._owners = setmetatable({}, { __mode = "kv" })
+
+function m._is_receiver(v) return getmetatable(v) == R end
+
 function m.receiver(...)
   local fd = C.open(...)
-  return setmetatable({ inner_sock = fd }, R)
+  local rx = setmetatable({ inner_sock = fd }, R)
+  local co = core.current_task()
+  if co then m._owners[rx] = co end
+  return rx
 end
 
 function R:settimeout(t)

@@ -21,6 +21,7 @@
  *   sim.h                       cosock.sim: virtual clock, seeded order (hook)
  *   cancel.h                    cosock.scope's cancellation that cleans up (hook)
  *   trace.h                     cosock.trace's recording of the loop's events (hook)
+ *   tasks_warn.h                cosock.tasks: turn stamps, warnings (hook)
  *
  * What belongs here: anything a program may do without. A new feature is a
  * new file here (or a folder, with its header here), its open function
@@ -43,6 +44,7 @@
 #include "resolver.h"
 #include "sigwait.h"
 #include "sim.h"
+#include "tasks_warn.h"
 #include "step.h"
 #include "timer_object.h"
 #include "trace.h"

@@ -70,7 +70,7 @@ int cn_get_thread_metadata(lua_State *L) {
  * a direct wait (a project wrapper or channel receive in the task's own
  * coroutine) keeps none, and its object is the first argument of the C
  * function the coroutine is suspended in. */
-static void push_waits(lua_State *L, cn_loop *lp, cn_task *t) {
+void cn_push_task_waits(lua_State *L, cn_loop *lp, cn_task *t) {
   int i, rec;
   lua_createtable(L, t->nwait, 0);
   if (t->bare) {
@@ -113,7 +113,7 @@ static void push_state(lua_State *L, cn_loop *lp, cn_task *t) {
   lua_setfield(L, -2, "woken");
   push_one(L, lp, t);
   lua_setfield(L, -2, "info");
-  push_waits(L, lp, t);
+  cn_push_task_waits(L, lp, t);
   lua_setfield(L, -2, "waits");
   cn_task_push_handle(L, lp, t->slot);         /* nil once the program dropped it */
   lua_setfield(L, -2, "handle");

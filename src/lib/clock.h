@@ -7,6 +7,11 @@
  * While the virtual clock is on, its time instead (it moves only when
  * cn_clock_advance moves it). */
 double cn_clock_now(void);
+/* The same clock read cheaply, to within a few milliseconds (Linux's
+ * CLOCK_MONOTONIC_COARSE: the kernel's last tick, no counter read; the
+ * precise clock where there is none). For stamps read often and seldom
+ * looked at (cosock.tasks's turn stamps); the virtual clock while on. */
+double cn_clock_coarse(void);
 /* Turns the virtual clock of this thread on at time now, or off (on 0). */
 void cn_clock_virtual(int on, double now);
 /* How far the loop's clock runs ahead of the program's (0 but while a

@@ -38,6 +38,7 @@ struct cn_resolver;
 struct cn_dnslook;
 struct cn_pwait;
 struct cn_sim;
+struct cn_taskrec;
 struct cn_hook;
 struct cn_late;
 struct cn_trace;
@@ -275,6 +276,10 @@ typedef struct cn_loop {
 
   /* sim.c: cosock.sim's state while the simulation is on, else NULL. */
   struct cn_sim *sim;
+
+  /* tasks_warn.c: cosock.tasks's stamps and warnings, NULL until that
+   * module first loads. */
+  struct cn_taskrec *taskrec;
 
   /* luasocket_tcp.c */
   struct {
