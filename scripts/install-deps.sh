@@ -54,10 +54,11 @@ jit) lua_packages="luajit libluajit-5.1-dev" ;;
 *) echo "install-deps: Lua $version is not supported (5.1, 5.2, 5.3, 5.4 or jit)" >&2; exit 2 ;;
 esac
 
-# lua-socket, lua-sec, lua-busted and lua-luv (for examples/luv_host.lua's
-# spec) carry the modules of every Lua version Debian has (LuaJIT loads 5.1's).
+# lua-socket, lua-sec, lua-busted, lua-luv (for examples/luv_host.lua's
+# spec) and lua-dkjson (spec/trace_chrome_spec.lua parses the Chrome export
+# with it) carry the modules of every Lua version Debian has (LuaJIT loads 5.1's).
 PACKAGES="gcc make autoconf automake libtool pkg-config autoconf-archive
-$lua_packages lua-socket lua-sec lua-busted lua-luv libcmocka-dev libc-ares-dev openssl valgrind$extra"
+$lua_packages lua-socket lua-sec lua-busted lua-luv lua-dkjson libcmocka-dev libc-ares-dev openssl valgrind$extra"
 
 missing=
 for p in $PACKAGES; do
