@@ -142,7 +142,9 @@ fi
 if [ -n "$images" ]; then
 	mkdir -p "$images"
 	shot "$url" 900,200 "$images/trace-timeline.png"
-	echo "check-trace-html: wrote $images/trace-timeline.png"
+	shot "$url#tip=0.4,0" 900,220 "$images/trace-hover.png"
+	shot "file://$tmp/big.html#view=2,2.5&top=1990" 900,300 "$images/trace-10000.png"
+	echo "check-trace-html: wrote $images/trace-timeline.png, trace-hover.png, trace-10000.png"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

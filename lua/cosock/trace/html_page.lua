@@ -400,7 +400,7 @@ if (D.dropped > 0) {
   dr.style.display = "inline-block";
 }
 
-// The address's #filter=...&arrows=0&loopwakes=1&view=A,B (seconds)&top=N.
+// The address's #filter=...&arrows=0&loopwakes=1&view=A,B (seconds)&top=N&tip=T,ROW.
 var h = {};
 location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
   var i = kv.indexOf("=");
@@ -416,6 +416,16 @@ if (h.view) {
 }
 if (h.top) top = Number(h.top) || 0;
 draw();
+// #tip=SECONDS,ROW shows the details at that place, as a hover would (for
+// pictures of the page).
+if (h.tip) {
+  var tp = h.tip.split(",").map(Number), tx = X(tp[0] * 1e9), ty = ROWS_Y + (tp[1] - top) * ROW_H + ROW_H / 2;
+  var tt = describe(tx, ty);
+  if (tt) {
+    tip.textContent = tt; tip.style.display = "block";
+    tip.style.left = Math.round(tx + 12) + "px"; tip.style.top = Math.round(ty + 36 + 12) + "px";
+  }
+}
 })();
 ]==]
 
