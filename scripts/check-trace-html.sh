@@ -8,6 +8,8 @@
 # not run does not, a wake arrow crosses the row between waker and woken,
 # the filter box keeps the rows it names. Then a 10,000-task trace renders
 # (its last task found by the filter, its first turn where it must be).
+# The controls (buttons, wheel, drag, keys, filter, hover) are driven by a
+# script in a copy of the page, and the view they leave is checked.
 # Prints each check, then "N passed, N failed"; exits non-zero on a failure.
 #   scripts/check-trace-html.sh [--images DIR]
 #     --images DIR  also keep the screenshots the guide shows (doc/img/)
@@ -48,6 +50,60 @@ url="file://$tmp/small.html"
 shot "$url#arrows=0" 1000,400 "$tmp/spans.png"
 shot "$url" 1000,400 "$tmp/arrows.png"
 shot "$url#filter=work" 1000,400 "$tmp/filter.png"
+
+# The controls, driven in the browser by a script added to a copy of the
+# page: each step's effect on the view, as the status line says it.
+cat > "$tmp/drive.js" <<'JS'
+window.addEventListener("load", function () {
+  var log = [], c = document.querySelector("canvas"), i = 0;
+  function st() { return document.getElementById("status").textContent; }
+  function wheel(dy) { c.dispatchEvent(new WheelEvent("wheel", { deltaY: dy, clientX: 504, clientY: 100, bubbles: true, cancelable: true })); }
+  function key(k) { window.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true })); }
+  function click(id) { document.getElementById(id).click(); }
+  var steps = [
+    ["zoom-in-button", function () { click("zin"); }],
+    ["later-button", function () { click("right"); }],
+    ["zoom-out-button", function () { click("zout"); }],
+    ["fit-button", function () { click("fit"); }],
+    ["wheel-at-0.4s", function () { wheel(-350); }],
+    ["drag-100px-left", function () {
+      c.dispatchEvent(new MouseEvent("mousedown", { clientX: 500, clientY: 100, bubbles: true }));
+      window.dispatchEvent(new MouseEvent("mousemove", { clientX: 400, clientY: 100, bubbles: true }));
+      window.dispatchEvent(new MouseEvent("mouseup", { bubbles: true })); }],
+    ["key-0", function () { key("0"); }],
+    ["hover-#1-at-0.4s", function () { window.dispatchEvent(new MouseEvent("mousemove", { clientX: 504, clientY: 36 + 40 + 8, bubbles: true })); }],
+    ["key-minus", function () { key("-"); }],
+    ["filter-#3", function () { var f = document.getElementById("filter"); f.value = "#3 "; f.dispatchEvent(new Event("input")); }],
+  ];
+  function next() {
+    if (i > 0) log.push(steps[i - 1][0] + ": " + st());
+    if (i === steps.length) {
+      log.push("tip: " + document.getElementById("tip").textContent.replace(/\n/g, " | "));
+      var p = document.createElement("pre"); p.id = "log"; p.textContent = log.join("\n"); document.body.appendChild(p);
+      return;
+    }
+    try { steps[i][1](); } catch (e) { log.push("error: " + e); }
+    i++; setTimeout(next, 100);
+  }
+  next();
+});
+JS
+sed 's|</body>|<script src="drive.js"></script></body>|' "$tmp/small.html" > "$tmp/drive.html"
+"$chromium" --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile" --virtual-time-budget=5000 \
+	--window-size=1000,400 --dump-dom "file://$tmp/drive.html" > "$tmp/drive-dom.html" 2> "$tmp/chromium.log" || true
+cat > "$tmp/drive-expected" <<'EXPECTED'
+zoom-in-button: view 250.0 ms – 750.0 ms
+later-button: view 375.0 ms – 875.0 ms
+zoom-out-button: view 125.0 ms – 1.125 s
+fit-button: view 0 – 1.000 s
+wheel-at-0.4s: view 201.4 ms – 698.0 ms
+drag-100px-left: view 262.7 ms – 759.3 ms
+key-0: view 0 – 1.000 s
+hover-#1-at-0.4s: view 0 – 1.000 s
+key-minus: view -500.0 ms – 1.500 s
+filter-#3: 1 of 3 tasks
+tip: #1 server | waiting on recv (fd 7) | 0.100000 s → 0.700000 s  (600.0 ms) | ended by: close by #3 worker (fd 7) at 0.700000 s
+EXPECTED
 
 start=$(date +%s)
 "$lua" spec/support/trace_gen.lua big "$tmp/big.trace" 10000
@@ -138,6 +194,15 @@ if grep -q 'data-rendered="1"' "$tmp/big-dom.html" && grep -q '10000 of 10000 ta
 else
 	echo "FAIL the 10,000-task page did not draw"; failed=$((failed + 1))
 fi
+
+while IFS= read -r want; do
+	step=${want%%: *}
+	got=$(grep -F "$step: " "$tmp/drive-dom.html" | head -n 1)
+	case "$got" in
+	*"${want#*: }"*) echo "ok   $want"; passed=$((passed + 1)) ;;
+	*) echo "FAIL $want (the page says: ${got:-nothing})"; failed=$((failed + 1)) ;;
+	esac
+done < "$tmp/drive-expected"
 
 if [ -n "$images" ]; then
 	mkdir -p "$images"

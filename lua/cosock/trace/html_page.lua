@@ -256,10 +256,14 @@ function draw() {
   document.body.setAttribute("data-draw-ms", ms.toFixed(1));
 }
 var renders = 0, pending = false;
+// One draw a frame; the timeout draws when no frame comes (a hidden tab, a
+// headless browser).
 function redraw() {
   if (pending) return;
   pending = true;
-  requestAnimationFrame(function () { pending = false; draw(); });
+  function now() { if (pending) { pending = false; draw(); } }
+  requestAnimationFrame(now);
+  setTimeout(now, 50);
 }
 
 function zoom(f, at) {
