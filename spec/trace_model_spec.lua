@@ -86,6 +86,20 @@ describe("cosock.trace.model.build", function()
     assert.equal("cancelled", m.by_id[1].how)
   end)
 
+  it("gives a turn the wake that ended its wait, not one that came during the turn before", function()
+    local m = model.build(tfile.parse(table.concat({
+      "cosock-trace 1",
+      "E\t0\trun\t1",
+      "E\t0.5\twake\t1\tsignal\t1\t-",
+      "E\t2\twait\t1\trecv\tfd 3\t-",
+      "E\t3\twake\t1\tready\t0\tfd 3 recv",
+      "E\t3\trun\t1",
+    }, "\n")))
+    local last = m.by_id[1].spans[#m.by_id[1].spans]
+    assert.equal("ready", last.woken_by.cause)
+    assert.equal(0, last.depth)
+  end)
+
   it("counts the dropped events from the meta line", function()
     local tr = small()
     tr.meta.dropped = 9

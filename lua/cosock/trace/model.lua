@@ -91,12 +91,16 @@ function M.build(trace)
         local waker = w.by ~= 0 and by_id[w.by]
         if waker and waker.cur and waker.cur.kind == "run" then w.from = waker.cur end
         local cur = k.cur
-        if not k.woken then k.woken = w end
-        if cur == nil and not k.end_t then
-          open(k, "ready", t).wake = w
-        elseif cur and cur.kind == "wait" then
+        if cur and cur.kind == "wait" then
+          -- It ends the wait: the next turn is this wake's.
           close(k, t).ended_by = w
           open(k, "ready", t).wake = w
+          k.woken = w
+        else
+          -- Already ready, or woken during its own turn: the first wake
+          -- is the one its next turn answers.
+          if not k.woken then k.woken = w end
+          if cur == nil and not k.end_t then open(k, "ready", t).wake = w end
         end
       elseif kind == "end" then
         close(k, t)
