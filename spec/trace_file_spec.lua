@@ -86,6 +86,9 @@ describe("cosock.trace.file.read", function()
       { "unknown record", "cosock-trace 1\nX\t0\n", ":2: a line starts with M or E, not \"X\"" },
       { "bad escape", "cosock-trace 1\nE\t0\tend\t1\traised\tbad\\q\n", ":2: bad escape '\\q'" },
       { "bad meta number", "cosock-trace 1\nM\tdropped\tmany\n", ":2: meta dropped: bad number \"many\"" },
+      { "a task id not whole", "cosock-trace 1\nE\t0\trun\t1.5\n", ":2: bad task id \"1.5\" in a run event" },
+      { "a count not whole", "cosock-trace 1\nE\t0\ttimers\t0\t-1\n", ":2: bad count \"-1\" in a timers event" },
+      { "a negative meta count", "cosock-trace 1\nM\tsize\t-5\n", ":2: meta size: bad number \"-5\"" },
     }
     for _, c in ipairs(cases) do
       it(c[1], function()

@@ -8,16 +8,16 @@
 
 local M = {}
 
--- The fields after <t> <kind> <task> of each kind, in file order; `true`
--- marks a number (nil when written "-").
+-- The fields after <t> <kind> <task> of each kind, in file order; "number"
+-- or "count" (a whole number >= 0) marks a number (nil when written "-").
 M.FIELDS = {
-  spawn = { { "parent", true }, { "name" }, { "site" } },
+  spawn = { { "parent", "count" }, { "name" }, { "site" } },
   run = {},
-  wait = { { "what" }, { "detail" }, { "timeout", true } },
-  wake = { { "cause" }, { "by", true }, { "detail" } },
+  wait = { { "what" }, { "detail" }, { "timeout", "number" } },
+  wake = { { "cause" }, { "by", "count" }, { "detail" } },
   ["end"] = { { "how" }, { "error" } },
-  poll = { { "slept", true }, { "nready", true } },
-  timers = { { "count", true } },
+  poll = { { "slept", "number" }, { "nready", "count" } },
+  timers = { { "count", "count" } },
   note = { { "what" }, { "detail" } },
 }
 
@@ -55,6 +55,12 @@ local function number(s)
   return tonumber(s)
 end
 
+-- A whole number >= 0 (task ids, counts).
+local function count(s)
+  local n = s:match("^%d+$") and tonumber(s)
+  return n
+end
+
 -- One event line (already split) into an event table, or nil for an
 -- unknown kind.
 local function event(f, fail)
@@ -64,7 +70,7 @@ local function event(f, fail)
   local kind = f[3]
   local spec = M.FIELDS[kind]
   if not spec then return nil end
-  local task = number(f[4])
+  local task = count(f[4])
   if not task then fail(("bad task id %q in a %s event"):format(f[4], kind)) end
   local e = { t = t, kind = kind, task = task }
   if #f - 4 < #spec then
@@ -74,7 +80,7 @@ local function event(f, fail)
     local raw = f[4 + i]
     if raw ~= "-" and raw ~= "" then
       if field[2] then
-        local n = number(raw)
+        local n = (field[2] == "count" and count or number)(raw)
         if not n then fail(("bad %s %q in a %s event"):format(field[1], raw, kind)) end
         e[field[1]] = n
       else
@@ -111,7 +117,7 @@ local function parse_lines(lines, name)
         if #f < 3 then fail("a meta line needs M, key and value") end
         local key, value = f[2], unescape(f[3], fail)
         if NUMERIC_META[key] then
-          local n = number(value)
+          local n = count(value)
           if not n then fail(("meta %s: bad number %q"):format(key, value)) end
           value = n
         end
