@@ -1,14 +1,12 @@
 -- examples/trace_view.lua: the waits of its sample trace by kind, and of a
 -- trace file given as its argument (one of spec/support/trace_gen.lua's).
 local interpreter = require "spec.support.interpreter"
+local child = require "spec.support.child"
 local gen = require "spec.support.trace_gen"
 
 local function run(arg)
-  local p = assert(io.popen(("LUA_PATH='lua/?.lua;;' %s examples/trace_view.lua %s 2>&1; echo \"status $?\""):format(
-    interpreter, arg or "")))
-  local out = p:read("*a")
-  p:close()
-  return out
+  return child.command(("LUA_PATH='lua/?.lua;;' %s examples/trace_view.lua %s 2>&1; echo \"status $?\""):format(
+    interpreter, arg or ""))
 end
 
 describe("examples/trace_view.lua", function()

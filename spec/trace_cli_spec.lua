@@ -4,6 +4,7 @@
 local cli = require "cosock.trace.cli"
 local gen = require "spec.support.trace_gen"
 local interpreter = require "spec.support.interpreter"
+local child = require "spec.support.child"
 
 local function run(args)
   local out, err = {}, {}
@@ -167,14 +168,10 @@ describe("cosock-trace", function()
   it("runs as a script (bin/cosock-trace) on this Lua, and -h prints the usage", function()
     local cmd = ("LUA_PATH='lua/?.lua;;' %s bin/cosock-trace %s --no-html --top 1 2>&1; echo \"status $?\""):format(
       interpreter, path)
-    local p = assert(io.popen(cmd))
-    local out = p:read("*a")
-    p:close()
+    local out = child.command(cmd)
     assert.matches("Tasks by busy time (1 of 3):", out, 1, true)
     assert.matches("status 0\n$", out)
-    p = assert(io.popen(("LUA_PATH='lua/?.lua;;' %s bin/cosock-trace 2>&1; echo \"status $?\""):format(interpreter)))
-    out = p:read("*a")
-    p:close()
+    out = child.command(("LUA_PATH='lua/?.lua;;' %s bin/cosock-trace 2>&1; echo \"status $?\""):format(interpreter))
     assert.matches("no trace file given", out, 1, true)
     assert.matches("status 2\n$", out)
     local status, help = run({ "-h" })
