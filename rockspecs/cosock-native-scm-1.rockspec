@@ -40,6 +40,9 @@ dependencies = {
 -- with no library functions).
 build = {
   type = "builtin",
+  -- The command cosock-trace (pure Lua): luarocks installs it with a
+  -- wrapper that runs it on the rock's Lua with the rock's paths.
+  install = { bin = { ["cosock-trace"] = "bin/cosock-trace" } },
   modules = {
     ["cosock"] = "lua/cosock.lua",
     ["cosock.asyncify"] = "lua/cosock/asyncify.lua",
@@ -70,6 +73,14 @@ build = {
     ["cosock.ssl.https"] = "lua/cosock/ssl/https.lua",
     ["cosock.signal"] = "lua/cosock/signal.lua",
     ["cosock.timer"] = "lua/cosock/timer.lua",
+    ["cosock.trace.chrome"] = "lua/cosock/trace/chrome.lua",
+    ["cosock.trace.cli"] = "lua/cosock/trace/cli.lua",
+    ["cosock.trace.file"] = "lua/cosock/trace/file.lua",
+    ["cosock.trace.html"] = "lua/cosock/trace/html.lua",
+    ["cosock.trace.html_page"] = "lua/cosock/trace/html_page.lua",
+    ["cosock.trace.json"] = "lua/cosock/trace/json.lua",
+    ["cosock.trace.model"] = "lua/cosock/trace/model.lua",
+    ["cosock.trace.summary"] = "lua/cosock/trace/summary.lua",
     ["cosock.when"] = "lua/cosock/when.lua",
     ["cosock.op"] = "lua/cosock/op.lua",
     ["cosock.op.basic"] = "lua/cosock/op/basic.lua",

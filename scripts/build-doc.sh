@@ -15,6 +15,9 @@ command -v "$PANDOC" > /dev/null 2>&1 || {
 }
 mkdir -p "$out"
 cp "$top/doc/site/style.css" "$out/style.css"
+# The pictures the pages show (doc/img/, made by scripts/check-trace-html.sh --images).
+mkdir -p "$out/img"
+cp "$top"/doc/img/*.png "$out/img/"
 for f in "$top/README.md" "$top"/doc/*.md; do
 	case $f in
 	*/README.md) page=readme.html ;;

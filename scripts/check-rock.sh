@@ -104,7 +104,7 @@ if [ "$release" = no ]; then
 # fetched.
 rockspec=rockspecs/cosock-native-scm-1.rockspec
 mkdir "$tmp/checkout"
-tar -C "$top" -cf - src lua rockspecs noconfigure LICENSE README.md | tar -C "$tmp/checkout" -xf -
+tar -C "$top" -cf - src lua bin rockspecs noconfigure LICENSE README.md | tar -C "$tmp/checkout" -xf -
 echo "check-rock: luarocks make for Lua $version into $tmp/tree"
 (cd "$tmp/checkout" &&
 	luarocks --lua-version "$version" make --deps-mode none --tree "$tmp/tree" \
@@ -185,6 +185,12 @@ LUA_PATH="$(luarocks --lua-version "$version" --tree "$tmp/tree" path --lr-path)
 LUA_CPATH="$(luarocks --lua-version "$version" --tree "$tmp/tree" path --lr-cpath);;"
 export LUA_PATH LUA_CPATH
 "$top/scripts/demo-installed.sh" "$lua" "$tmp/tree"
+# The command cosock-trace, through luarocks' wrapper: the summary of a
+# generated trace.
+"$lua" "$top/spec/support/trace_gen.lua" small "$tmp/small.trace"
+"$tmp/tree/bin/cosock-trace" "$tmp/small.trace" --no-html | grep -q '#2 client -send-> #3 worker -close-> #1 server' ||
+	{ "$tmp/tree/bin/cosock-trace" "$tmp/small.trace" --no-html; echo "check-rock: cosock-trace does not run from the tree" >&2; exit 1; }
+echo "check-rock: cosock-trace runs from the tree"
 if [ "$release" = yes ]; then
 	echo "check-rock: the release rock builds from the tarball against plain headers, packs, installs only modules and runs on $lua"
 else

@@ -3,7 +3,7 @@
 # Lua version, and optionally for the benchmarks, the rock check or the Debian
 # package build. Idempotent: when every package is present it installs nothing
 # and needs no network.
-#   scripts/install-deps.sh [--lua X.Y] [--bench] [--copas] [--rock] [--deb] [--doc]
+#   scripts/install-deps.sh [--lua X.Y] [--bench] [--copas] [--rock] [--deb] [--doc] [--browser]
 #     --lua X.Y   the Lua version: 5.1, 5.2, 5.3, 5.4 or jit (LuaJIT 2.1);
 #                 default $LUA_VERSION, else 5.3
 #     --bench     also cqueues and time(1), for bench/run (and binaryheap and
@@ -16,6 +16,8 @@
 #     --release   also what scripts/build-source-package.sh needs (--deb's,
 #                 pandoc for the -doc package, lintian)
 #     --doc       also pandoc, for make doc (scripts/build-doc.sh)
+#     --browser   also chromium and python3-pil (python3's PIL, to read
+#                 pixels), for scripts/check-trace-html.sh
 #     --cross ARCH also the cross compiler for ARCH (arm64, armhf), qemu-user
 #                 and file, for scripts/cross-test.sh (the target's own
 #                 packages go into a sysroot, not here)
@@ -34,13 +36,14 @@ while [ $# -gt 0 ]; do
 	--deb) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua5.1 lua5.2 luajit pandoc" ;; # (pandoc: the arch:all -doc package)
 	--release) extra="$extra dpkg-dev debhelper dh-lua fakeroot lua5.1 lua5.2 luajit pandoc lintian" ;;
 	--doc) extra="$extra pandoc" ;;
+	--browser) extra="$extra chromium python3-pil" ;;
 	--cross) case "${2:-}" in
 		arm64) extra="$extra gcc-aarch64-linux-gnu" ;;
 		armhf) extra="$extra gcc-arm-linux-gnueabihf" ;;
 		*) echo "install-deps: --cross needs arm64 or armhf" >&2; exit 2 ;;
 		esac
 		extra="$extra qemu-user file"; shift ;;
-	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--release] [--doc] [--cross ARCH]" >&2; exit 2 ;;
+	*) echo "usage: scripts/install-deps.sh [--lua X.Y] [--bench] [--rock] [--deb] [--release] [--doc] [--browser] [--cross ARCH]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -54,10 +57,11 @@ jit) lua_packages="luajit libluajit-5.1-dev" ;;
 *) echo "install-deps: Lua $version is not supported (5.1, 5.2, 5.3, 5.4 or jit)" >&2; exit 2 ;;
 esac
 
-# lua-socket, lua-sec, lua-busted and lua-luv (for examples/luv_host.lua's
-# spec) carry the modules of every Lua version Debian has (LuaJIT loads 5.1's).
+# lua-socket, lua-sec, lua-busted, lua-luv (for examples/luv_host.lua's
+# spec) and lua-dkjson (spec/trace_chrome_spec.lua parses the Chrome export
+# with it) carry the modules of every Lua version Debian has (LuaJIT loads 5.1's).
 PACKAGES="gcc make autoconf automake libtool pkg-config autoconf-archive
-$lua_packages lua-socket lua-sec lua-busted lua-luv libcmocka-dev libc-ares-dev openssl valgrind$extra"
+$lua_packages lua-socket lua-sec lua-busted lua-luv lua-dkjson libcmocka-dev libc-ares-dev openssl valgrind$extra"
 
 missing=
 for p in $PACKAGES; do

@@ -232,6 +232,12 @@ describe("doc/reference.md", function()
     assert.same({}, missing(expected))
   end)
 
+  it("has every name of the trace readers (cosock.trace.file, model, summary, chrome, html, cli)", function()
+    for _, m in ipairs({ "file", "model", "summary", "chrome", "html", "cli" }) do
+      assert.same({}, missing(qualified("cosock.trace." .. m .. ".", require("cosock.trace." .. m))))
+    end
+  end)
+
   it("has every name of cosock.ssl and of tls wrappers #luasec", function()
     local ssl = cosock.ssl
     assert.same({}, missing(qualified("cosock.ssl.", ssl, { "https" })))

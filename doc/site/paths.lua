@@ -5,7 +5,8 @@
 --   P.site_target(path) -> the page's address on the site, or nil when the
 --     site has no such page: doc/index.md -> index.html (the home page),
 --     README.md -> readme.html, doc/NAME.md -> NAME.html, examples/FILE ->
---     ../examples/FILE (installed beside html/)
+--     ../examples/FILE (installed beside html/), doc/img/FILE -> img/FILE
+--     (a picture, copied there by scripts/build-doc.sh)
 
 local P = {}
 
@@ -26,6 +27,7 @@ function P.site_target(path)
   local page = path:match("^doc/([^/]+)%.md$")
   if page then return page .. ".html" end
   if path:match("^examples/[^/]+$") then return "../" .. path end
+  if path:match("^doc/img/[^/]+%.png$") then return path:sub(5) end
   return nil
 end
 

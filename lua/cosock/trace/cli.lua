@@ -1,0 +1,86 @@
+-- cosock.trace.cli: the command cosock-trace (bin/cosock-trace).
+--   cosock-trace FILE [-o OUT.html] [--chrome OUT.json] [--top N] [--no-html]
+-- prints the summary of a saved trace (cosock.trace.summary), writes the
+-- HTML timeline (default FILE.html) and, when asked, the Chrome export.
+--   main(args [, out, err]) -> exit status (0 ok, 1 a bad file, 2 usage);
+--   out and err are functions taking text (default io.stdout/io.stderr).
+
+local M = {}
+
+M.USAGE = [[
+usage: cosock-trace FILE [-o OUT.html] [--chrome OUT.json] [--top N] [--no-html]
+  Prints a summary of the trace FILE (written by cosock.trace.save or the
+  COSOCK_TRACE environment variable) and writes its timeline as one HTML file.
+  -o, --output OUT.html  where the timeline goes (default FILE.html)
+  --no-html              do not write the timeline
+  --chrome OUT.json      also write the Chrome trace event format (about:tracing, Perfetto)
+  --top N                lines in each list of the summary (default 10)
+  -h, --help             this text
+]]
+
+function M.main(args, out, err)
+  out = out or function(s) io.stdout:write(s) end
+  err = err or function(s) io.stderr:write(s) end
+  local file, html, chrome, top, no_html
+  local i = 1
+  local function usage(msg)
+    err("cosock-trace: " .. msg .. "\n" .. M.USAGE)
+    return 2
+  end
+  while args[i] do
+    local a = args[i]
+    local function value()
+      i = i + 1
+      return args[i]
+    end
+    if a == "-h" or a == "--help" then
+      out(M.USAGE)
+      return 0
+    elseif a == "-o" or a == "--output" then
+      html = value()
+      if not html then return usage(a .. " needs a file name") end
+    elseif a == "--chrome" then
+      chrome = value()
+      if not chrome then return usage("--chrome needs a file name") end
+    elseif a == "--top" then
+      local v = value()
+      top = tonumber(v or "")
+      if not top or top < 1 or top ~= math.floor(top) then
+        return usage("--top needs a whole number >= 1, not " .. tostring(v))
+      end
+    elseif a == "--no-html" then
+      no_html = true
+    elseif a:sub(1, 1) == "-" and a ~= "-" then
+      return usage("unknown option " .. a)
+    elseif file then
+      return usage("one trace file at a time (" .. file .. ", then " .. a .. ")")
+    else
+      file = a
+    end
+    i = i + 1
+  end
+  if not file then return usage("no trace file given") end
+  if no_html and html then return usage("-o and --no-html together") end
+
+  local ok, res = pcall(function()
+    local tfile = require "cosock.trace.file"
+    local model = require("cosock.trace.model").build(tfile.read(file))
+    out(require("cosock.trace.summary").text(model, { top = top or 10, name = file }))
+    if not no_html then
+      html = html or (file .. ".html")
+      require("cosock.trace.html").write(model, html, { title = file })
+      out("\ntimeline: " .. html .. "\n")
+    end
+    if chrome then
+      require("cosock.trace.chrome").write(model, chrome)
+      out("chrome trace: " .. chrome .. "\n")
+    end
+  end)
+  if not ok then
+    err("cosock-trace: " .. tostring(res):gsub("^cosock%-trace: ", "") .. "\n")
+    return 1
+  end
+  return 0
+end
+
+return M
