@@ -55,6 +55,10 @@ typedef struct ev {
 typedef struct idmap {
   const void *co;
   int id;
+  const void *gone;         /* the coroutine of the task that last ended in this
+                             * slot, and its id: a warning about a task is
+                             * reported just after it ended (trace_task_id) */
+  int gone_id;
 } idmap;
 
 struct cn_trace {
@@ -238,6 +242,13 @@ static int first_seen(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t
   return id;
 }
 
+/* The task in slot ended: its id is kept as the slot's last gone one. */
+static void forget_id(struct cn_trace *tr, int slot) {
+  tr->ids[slot].gone = tr->ids[slot].co;
+  tr->ids[slot].gone_id = tr->ids[slot].id;
+  tr->ids[slot].co = NULL;
+}
+
 /* t's id (0 for no task). */
 static int id_of(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t) {
   if (t == NULL) return 0;
@@ -356,7 +367,7 @@ static void end_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t
   e = put(tr, EV_END, id);
   e->sub = how;
   e->s1 = err;
-  if (t->slot < tr->capids) tr->ids[t->slot].co = NULL; /* told: not dropped when freed */
+  if (t->slot < tr->capids) forget_id(tr, t->slot);    /* told: not dropped when freed */
   tr->ending = id;
 }
 
@@ -400,7 +411,7 @@ static void trace_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
     if (t->slot < tr->capids && tr->ids[t->slot].co == t->co) {
       e = put(tr, EV_END, tr->ids[t->slot].id);
       e->sub = HOW_DROPPED;
-      tr->ids[t->slot].co = NULL;
+      forget_id(tr, t->slot);
     }
     break;
   case CN_AT_TIMED:
@@ -700,6 +711,16 @@ static int l_task_id(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   struct cn_trace *tr = lp->trace;
   cn_task *t = task_at(L, lp, 1);
+  if (tr != NULL && t == NULL && lua_isthread(L, 1)) { /* a task that ended lately */
+    const void *co = lua_tothread(L, 1);
+    int i;
+    for (i = 0; i < tr->capids; i++) {
+      if (tr->ids[i].gone == co) {
+        lua_pushinteger(L, tr->ids[i].gone_id);
+        return 1;
+      }
+    }
+  }
   if (tr == NULL || t == NULL || (!tr->on && !(t->slot < tr->capids && tr->ids[t->slot].co == t->co)))
     return 0;
   lua_pushinteger(L, id_of(L, lp, tr, t));
