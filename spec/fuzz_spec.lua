@@ -35,7 +35,7 @@ describe("protocol fuzzer", function()
     while pad < 1000 do
       cosock.spawn(function()
         while pad < 1000 do
-          pcall(sleep, 0) -- (a new turn: the watchdog's looks count from here)
+          require("cosock.compat").pcall(sleep, 0) -- (a new turn: the watchdog's looks count from here)
           pad = pad + 1
           if #rx.link.queue == 0 and pcall(tx.send, tx, pad) then ctx.sent3[pad] = true end
           for _ = 1, pad do end
