@@ -744,7 +744,7 @@ function F.settle(ctx)
 end
 
 -- Every message on tx3 whose send returned true was received, but those a
--- watchdog interrupt cut from the receiving wrap (one per interrupt).
+-- watchdog report inside the receiving wrap may have cut (one per report).
 function F.check_op_messages(ctx)
   local missing = 0
   for id in pairs(ctx.sent3) do
