@@ -92,6 +92,11 @@ int cn_kresume(lua_State *L);
 #define CN_RESUMABLE(L) ((void)(L))
 #endif
 
+/* The chunk names of the lifted wrappers' Lua code (kcompat.c): cosock's
+ * own code, which the watchdog does not interrupt (watchdog.c). */
+#define CN_LIFT_SOURCE "=cosock.lift"
+#define CN_LIFT_WRAPPER_SOURCE "=cosock"
+
 /* Replaces each function t[names[i]] (t at index t) by its lifted wrapper
  * (see cn_yieldk); does nothing where lua_yieldk exists. */
 #ifdef CN_EMULATED_K

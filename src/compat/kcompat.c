@@ -132,7 +132,7 @@ static const char lift_source[] =
   "  local make = factories[name]\n"
   "  if make == nil then\n"
   "    make = load(format('local finish, %s = ...\\n'\n"
-  "      .. 'return function(...) return finish(%s, %s(...)) end', name, name, name), '=cosock')\n"
+  "      .. 'return function(...) return finish(%s, %s(...)) end', name, name, name), '" CN_LIFT_WRAPPER_SOURCE "')\n"
   "    factories[name] = make\n"
   "  end\n"
   "  return make(finish, f)\n"
@@ -141,7 +141,7 @@ static const char lift_source[] =
 static void push_lift(lua_State *L) {
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lift_key) == LUA_TFUNCTION) return;
   lua_pop(L, 1);
-  if (luaL_loadbuffer(L, lift_source, sizeof lift_source - 1, "=cosock.lift") != 0)
+  if (luaL_loadbuffer(L, lift_source, sizeof lift_source - 1, CN_LIFT_SOURCE) != 0)
     lua_error(L);
   lua_pushlightuserdata(L, &kmark);
   lua_getglobal(L, "coroutine");

@@ -10,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "accounting.h"
+#include "compat.h"
 #include "hooks.h"
 #include "run.h"
 #include "task.h"
@@ -139,16 +140,25 @@ static void fire(lua_State *L, cn_loop *lp, int64_t now) {
 
 /* Is the function the hook interrupted cosock's own Lua code (lua/cosock.lua,
  * lua/cosock/...: the source prefix cosock.lua gave, followed by '.' or
- * '/')? The "error" action waits for the first instruction outside it: an
- * error inside would stop a wake-up, a delivery or a take half done, which
- * no state could then tell (a message taken and not returned). */
+ * '/'; on Lua 5.1, 5.2 and LuaJIT also the lifted wrappers of the C
+ * functions that wait, kcompat.c's, which run the C continuation that takes
+ * a message and return it)? The watchdog waits for the first instruction
+ * outside it, whatever its action: an error inside (the "error" action's, or
+ * one the reporter raises), or what a reporter does there (cancel, spawn),
+ * would stop a wake-up, a delivery or a take half done, which no state
+ * could then tell (a message taken and not returned). */
 static int in_library(lua_State *L, cn_loop *lp, lua_Debug *ar) {
   const char *lib;
   size_t n;
   int r = 0;
+  if (!lua_getinfo(L, "S", ar) || ar->source == NULL) return 0;
+#ifdef CN_EMULATED_K
+  if (strcmp(ar->source, CN_LIFT_SOURCE) == 0 || strcmp(ar->source, CN_LIFT_WRAPPER_SOURCE) == 0)
+    return 1;
+#endif
   lua_rawgeti(L, LUA_REGISTRYINDEX, lp->wd.r_lib);
   lib = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : NULL;
-  if (lib != NULL && lua_getinfo(L, "S", ar) && ar->source != NULL)
+  if (lib != NULL)
     r = strncmp(ar->source, lib, n) == 0 && (ar->source[n] == '.' || ar->source[n] == '/');
   lua_pop(L, 1);
   return r;
@@ -167,7 +177,7 @@ static void wd_hook(lua_State *L, lua_Debug *ar) {
     int64_t now = cn_acct_now();
     if (now < lp->wd.due_ns) {
       /* (nothing due) */
-    } else if (lp->wd.error && in_library(L, lp, ar)) {
+    } else if (in_library(L, lp, ar)) {
       if (!lp->wd.deferring) {                 /* look again at the next instruction */
         lp->wd.deferring = 1;
         lua_sethook(L, wd_hook, lua_gethookmask(L), 1);
