@@ -14,6 +14,13 @@
  *   stacked_with_foreign  two loads with a foreign wrapper between them:
  *                         two counting layers, both freed at lua_close
  *   never_turned_on       without set_accounting(true) the allocator stays
+ *   reused_coroutine      a task whose coroutine takes the address (and the
+ *                         slot) of a gone task's starts its counts at 0:
+ *                         gone by its end, by its end while accounting was
+ *                         off, and by reset. Below the state a recycler hands
+ *                         a new block the last freed one of its size, so that
+ *                         the address is reused every time (glibc does it
+ *                         often, valgrind never)
  *
  * Environment: abs_top_srcdir and abs_top_builddir (make check sets them). */
 #include <setjmp.h>
@@ -79,14 +86,62 @@ static void wrap_foreign(lua_State *L, foreign *w) {
   lua_setallocf(L, foreign_alloc, w);
 }
 
+/* ---- a recycler: a new block is the last freed block of its size -------- */
+
+#define RECYCLE_N 4096
+
+typedef struct recycler {
+  base_ctx *base;
+  int n;                                       /* kept blocks, oldest first */
+  void *p[RECYCLE_N];
+  size_t size[RECYCLE_N];
+} recycler;
+
+static void *recycle_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  recycler *r = ud;
+  int i;
+  if (nsize == 0 && ptr != NULL) {             /* kept instead of freed */
+    if (r->n == RECYCLE_N) {                   /* full: the oldest goes */
+      base_alloc(r->base, r->p[0], r->size[0], 0);
+      memmove(r->p, r->p + 1, (RECYCLE_N - 1) * sizeof *r->p);
+      memmove(r->size, r->size + 1, (RECYCLE_N - 1) * sizeof *r->size);
+      r->n--;
+    }
+    r->p[r->n] = ptr;
+    r->size[r->n++] = osize;
+    return NULL;
+  }
+  if (ptr == NULL && nsize > 0) {
+    for (i = r->n - 1; i >= 0; i--) {
+      if (r->size[i] == nsize) {
+        void *p = r->p[i];
+        memmove(r->p + i, r->p + i + 1, (size_t)(r->n - i - 1) * sizeof *r->p);
+        memmove(r->size + i, r->size + i + 1, (size_t)(r->n - i - 1) * sizeof *r->size);
+        r->n--;
+        return p;
+      }
+    }
+  }
+  return base_alloc(r->base, ptr, osize, nsize);
+}
+
+/* Frees what the recycler kept (after lua_close). */
+static void recycler_flush(recycler *r) {
+  while (r->n > 0) {
+    r->n--;
+    base_alloc(r->base, r->p[r->n], r->size[r->n], 0);
+  }
+}
+
 /* ---- helpers --------------------------------------------------------------- */
 
 static const char *srcdir, *builddir;
 
-static lua_State *new_state(base_ctx *ctx) {
+/* The allocator of the state (base_alloc when NULL) and its ud. */
+static lua_State *new_state_on(base_ctx *ctx, lua_Alloc f, void *ud) {
   lua_State *L;
   memset(ctx, 0, sizeof *ctx);
-  L = lua_newstate(base_alloc, ctx);
+  L = lua_newstate(f ? f : base_alloc, f ? ud : ctx);
   assert_non_null(L);
   luaL_openlibs(L);
   lua_getglobal(L, "package");
@@ -101,6 +156,8 @@ static lua_State *new_state(base_ctx *ctx) {
   lua_pop(L, 1);
   return L;
 }
+
+static lua_State *new_state(base_ctx *ctx) { return new_state_on(ctx, NULL, NULL); }
 
 static void must_run(lua_State *L, const char *code) {
   if (luaL_dostring(L, code) != 0) fail_msg("%s", lua_tostring(L, -1));
@@ -204,6 +261,61 @@ static void never_turned_on(void **state) {
   close_and_check(L, &ctx);
 }
 
+/* Task a allocates 1 MB and goes (how: the Lua code `gone`), its
+ * coroutine is collected, and task b, spawned next, must get its address
+ * and its slot: b's first turn must not show a's bytes. */
+static const char REUSED[] =
+  "local gone = ...\n"
+  "local cosock = require 'cosock'\n"
+  "local MB = 1024 * 1024\n"
+  "local function allocated(name)\n"
+  "  for _, e in ipairs(cosock.get_thread_metadata()) do\n"
+  "    if e.name == name then return e.allocated end\n"
+  "  end\n"
+  "end\n"
+  "cosock.reset()\n"
+  "cosock.set_accounting(true)\n"
+  "local co_a, co_b, got\n"
+  "cosock.spawn(function()\n"
+  "  co_a = tostring(coroutine.running())\n"
+  "  local s = string.rep('a', MB)\n"
+  "  assert(allocated('a') >= MB)\n"
+  "  if gone == 'off' then cosock.set_accounting(false) end\n"
+  "  if gone == 'reset' then cosock.socket.sleep(1000) end\n"
+  "  assert(#s == MB)\n"
+  "end, 'a')\n"
+  "if gone == 'reset' then cosock.step(0) cosock.reset() else cosock.run() end\n"
+  "collectgarbage() collectgarbage()\n"
+  "cosock.set_accounting(true)\n"
+  "cosock.spawn(function()\n"
+  "  co_b = tostring(coroutine.running())\n"
+  "  got = allocated('b')\n"
+  "end, 'b')\n"
+  "cosock.run()\n"
+  "assert(co_b == co_a, gone .. ': b did not get the address of a (' .. co_a .. ', ' .. co_b .. ')')\n"
+  "assert(got < MB, gone .. ': b shows the bytes of a: ' .. got)\n";
+
+static void reused_coroutine(void **state) {
+  static const char *gone[] = { "ended", "off", "reset" };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof gone / sizeof *gone; i++) {
+    static recycler r;
+    base_ctx ctx;
+    lua_State *L;
+    r.base = &ctx;
+    r.n = 0;
+    L = new_state_on(&ctx, recycle_alloc, &r);
+    if (luaL_loadstring(L, REUSED) != 0) fail_msg("%s", lua_tostring(L, -1));
+    lua_pushstring(L, gone[i]);
+    if (lua_pcall(L, 1, 0, 0) != 0) fail_msg("%s", lua_tostring(L, -1));
+    lua_close(L);
+    recycler_flush(&r);
+    assert_int_equal(ctx.bad_osize, 0);
+    assert_int_equal(ctx.bytes, 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(counts_and_closes),
@@ -212,6 +324,7 @@ int main(void) {
     cmocka_unit_test(loaded_twice),
     cmocka_unit_test(stacked_with_foreign),
     cmocka_unit_test(never_turned_on),
+    cmocka_unit_test(reused_coroutine),
   };
   srcdir = getenv("abs_top_srcdir");
   builddir = getenv("abs_top_builddir");

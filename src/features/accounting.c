@@ -30,7 +30,10 @@ static int grow(cn_loop *lp, int n) {
 
 /* t's turn begins while on: its entry, made or taken over from an earlier
  * task of the slot. Without memory its counts are not kept (never an error
- * at a point of the pass). */
+ * at a point of the pass). An entry is taken over when it names no
+ * coroutine or another one; the coroutine of a task that went may be
+ * collected and its address handed to a later task's, so each entry is let
+ * go when its task goes (forget, reset) and never names a dead task. */
 static void claim(cn_loop *lp, cn_task *t) {
   cn_acct_task *a;
   if (t->slot >= lp->acct.cap && !grow(lp, cn_tasks_slots(lp))) return;
@@ -39,6 +42,17 @@ static void claim(cn_loop *lp, cn_task *t) {
   a->busy_ns = 0;
   a->allocated = 0;
   a->co = t->co;
+}
+
+/* t goes (the core's FREED point: on from the first set_accounting(true),
+ * whether accounting is on or off, for as long as entries exist). While
+ * the turn that frees it is its own (a wait that could not be made,
+ * recovery), what that turn ran up so far is counted and the rest is the
+ * loop's. */
+static void forget(cn_loop *lp, cn_task *t) {
+  cn_acct_task *a = cn_acct_of(lp, t);
+  if (lp->acct.owner == t) cn_acct_mark(lp, NULL);
+  if (a != NULL) a->co = NULL;
 }
 
 /* The points the hook has on while accounting is. */
@@ -64,6 +78,9 @@ static void acct_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
   case CN_AT_DROPPED:                          /* gone unresumed: what followed its mark */
     lp->acct.owner = NULL;                     /* goes to the loop */
     break;
+  case CN_AT_FREED:                            /* (also while off) */
+    forget(lp, t);
+    break;
   case CN_AT_RESUMES_DONE:                     /* the last task's turn ends here */
     if (lp->acct.owner) cn_acct_mark(lp, NULL);
     break;
@@ -73,10 +90,14 @@ static void acct_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
 }
 
 /* reset(): the loop's busy time starts again from zero (run.c zeroes the
- * passes and polls). */
+ * passes and polls), and the entries are let go: the core dropped its tasks
+ * without a FREED point. */
 static void acct_reset(lua_State *L, cn_loop *lp) {
+  int i;
   (void)L;
   lp->acct.loop_ns = 0;
+  lp->acct.owner = NULL;
+  for (i = 0; i < lp->acct.cap; i++) lp->acct.per[i].co = NULL;
 }
 
 static void acct_free(lua_State *L, cn_loop *lp) {
@@ -107,6 +128,7 @@ static int l_set_accounting(lua_State *L) {
     if (lp->acct.alloc == NULL && (lp->acct.alloc = cn_alloc_count_install(L)) == NULL)
       return luaL_error(L, "cosock: out of memory");
     if (!grow(lp, cn_tasks_slots(lp))) return luaL_error(L, "cosock: out of memory");
+    cn_hook_set(lp, &acct_hook, CN_AT(CN_AT_FREED), 1); /* (stays on: forget) */
     /* Counted from now: the rest of the current turn is its task's. */
     lp->acct.owner = cn_running(lp) ? cn_task_get(lp, cn_current_slot(lp)) : NULL;
     lp->acct.mark_ns = cn_acct_now();

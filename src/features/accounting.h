@@ -35,7 +35,9 @@ static inline int64_t cn_acct_now(void) {
 
 /* A task's counts: an entry of loop->acct.per, the task's while co is its
  * coroutine (an entry left by an earlier task of the slot is zeroed when the
- * new one's turn first comes while accounting is on). */
+ * new one's turn first comes while accounting is on). co is NULL once its
+ * task went (accounting.c's forget, and reset): a coroutine's address may
+ * be a collected one's, so it names a task only while the task lives. */
 typedef struct cn_acct_task {
   int64_t busy_ns;
   uint64_t allocated;
