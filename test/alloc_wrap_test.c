@@ -18,14 +18,15 @@
  *                         slot) of a gone task's starts its counts at 0:
  *                         gone by its end, by its end while accounting was
  *                         off, and by reset. Below the state a recycler hands
- *                         a new block the last freed one of its size, so that
- *                         the address is reused every time (glibc does it
- *                         often, valgrind never)
+ *                         the gone coroutine's block to the next new block of
+ *                         its size, so that the address is reused every time
+ *                         (glibc does it often, valgrind never)
  *
  * Environment: abs_top_srcdir and abs_top_builddir (make check sets them). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,51 +87,42 @@ static void wrap_foreign(lua_State *L, foreign *w) {
   lua_setallocf(L, foreign_alloc, w);
 }
 
-/* ---- a recycler: a new block is the last freed block of its size -------- */
+/* ---- a recycler: hands a gone coroutine's block to the next new one ---- */
 
-#define RECYCLE_N 4096
-
+/* The script names the address of a coroutine that is about to go
+ * (recycle_want(tostring(co))): the block that holds that address is kept
+ * when the state frees it, and is the next new block of its size. */
 typedef struct recycler {
   base_ctx *base;
-  int n;                                       /* kept blocks, oldest first */
-  void *p[RECYCLE_N];
-  size_t size[RECYCLE_N];
+  uintptr_t want;   /* 0: none */
+  void *kept;       /* NULL: none */
+  size_t size;
 } recycler;
 
 static void *recycle_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   recycler *r = ud;
-  int i;
-  if (nsize == 0 && ptr != NULL) {             /* kept instead of freed */
-    if (r->n == RECYCLE_N) {                   /* full: the oldest goes */
-      base_alloc(r->base, r->p[0], r->size[0], 0);
-      memmove(r->p, r->p + 1, (RECYCLE_N - 1) * sizeof *r->p);
-      memmove(r->size, r->size + 1, (RECYCLE_N - 1) * sizeof *r->size);
-      r->n--;
-    }
-    r->p[r->n] = ptr;
-    r->size[r->n++] = osize;
+  uintptr_t p = (uintptr_t)ptr;
+  if (nsize == 0 && ptr != NULL && r->kept == NULL && p <= r->want && r->want < p + osize) {
+    r->kept = ptr;
+    r->size = osize;
     return NULL;
   }
-  if (ptr == NULL && nsize > 0) {
-    for (i = r->n - 1; i >= 0; i--) {
-      if (r->size[i] == nsize) {
-        void *p = r->p[i];
-        memmove(r->p + i, r->p + i + 1, (size_t)(r->n - i - 1) * sizeof *r->p);
-        memmove(r->size + i, r->size + i + 1, (size_t)(r->n - i - 1) * sizeof *r->size);
-        r->n--;
-        return p;
-      }
-    }
+  if (ptr == NULL && nsize > 0 && r->kept != NULL && nsize == r->size) {
+    void *k = r->kept;
+    r->kept = NULL;
+    r->want = 0;
+    return k;
   }
   return base_alloc(r->base, ptr, osize, nsize);
 }
 
-/* Frees what the recycler kept (after lua_close). */
-static void recycler_flush(recycler *r) {
-  while (r->n > 0) {
-    r->n--;
-    base_alloc(r->base, r->p[r->n], r->size[r->n], 0);
-  }
+/* recycle_want("thread: 0x...") */
+static int recycle_want(lua_State *L) {
+  recycler *r = lua_touserdata(L, lua_upvalueindex(1));
+  const char *hex = strstr(luaL_checkstring(L, 1), "0x");
+  luaL_argcheck(L, hex != NULL, 1, "no address");
+  r->want = (uintptr_t)strtoull(hex, NULL, 16);
+  return 0;
 }
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -285,6 +277,7 @@ static const char REUSED[] =
   "  assert(#s == MB)\n"
   "end, 'a')\n"
   "if gone == 'reset' then cosock.step(0) cosock.reset() else cosock.run() end\n"
+  "recycle_want(co_a)\n"
   "collectgarbage() collectgarbage()\n"
   "cosock.set_accounting(true)\n"
   "cosock.spawn(function()\n"
@@ -300,17 +293,19 @@ static void reused_coroutine(void **state) {
   size_t i;
   (void)state;
   for (i = 0; i < sizeof gone / sizeof *gone; i++) {
-    static recycler r;
+    recycler r = { NULL, 0, NULL, 0 };
     base_ctx ctx;
     lua_State *L;
     r.base = &ctx;
-    r.n = 0;
     L = new_state_on(&ctx, recycle_alloc, &r);
+    lua_pushlightuserdata(L, &r);
+    lua_pushcclosure(L, recycle_want, 1);
+    lua_setglobal(L, "recycle_want");
     if (luaL_loadstring(L, REUSED) != 0) fail_msg("%s", lua_tostring(L, -1));
     lua_pushstring(L, gone[i]);
     if (lua_pcall(L, 1, 0, 0) != 0) fail_msg("%s", lua_tostring(L, -1));
     lua_close(L);
-    recycler_flush(&r);
+    if (r.kept != NULL) base_alloc(&ctx, r.kept, r.size, 0);
     assert_int_equal(ctx.bad_osize, 0);
     assert_int_equal(ctx.bytes, 0);
   }
