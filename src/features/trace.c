@@ -545,7 +545,14 @@ static int l_start(lua_State *L) {
 /* trace_stop(): stops recording; what was recorded stays. */
 static int l_stop(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  if (lp->trace != NULL) lp->trace->on = 0;
+  struct cn_trace *tr = lp->trace;
+  if (tr != NULL) {
+    tr->on = 0;
+    /* With the points off, a task's end goes unseen: a later task could get
+     * its slot and its coroutine's address, and so its id. Ids are asked
+     * only while a trace records. */
+    if (tr->ids != NULL) memset(tr->ids, 0, (size_t)tr->capids * sizeof *tr->ids);
+  }
   cn_hook_set(lp, &trace_hook, POINTS, 0);
   return 0;
 }
@@ -721,8 +728,7 @@ static int l_task_id(lua_State *L) {
       }
     }
   }
-  if (tr == NULL || t == NULL || (!tr->on && !(t->slot < tr->capids && tr->ids[t->slot].co == t->co)))
-    return 0;
+  if (tr == NULL || t == NULL || !tr->on) return 0;
   lua_pushinteger(L, id_of(L, lp, tr, t));
   return 1;
 }
