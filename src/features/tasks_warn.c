@@ -267,7 +267,9 @@ static int l_tasks_list(lua_State *L) {
     lua_setfield(L, -2, "state");
     cn_site_push(L, lp, t->site, t->site_line);
     lua_setfield(L, -2, "site");
-    s = r != NULL && slot < r->cap && r->per[slot].co == t->co ? &r->per[slot] : NULL;
+    /* (a task never resumed has no stamp: the slot's may be an ended task's
+     * whose coroutine had the same address) */
+    s = r != NULL && slot < r->cap && r->per[slot].co == t->co && t->last_wake != -1 ? &r->per[slot] : NULL;
     if (s != NULL) {
       lua_pushnumber(L, now - s->began);
       lua_setfield(L, -2, "since");
