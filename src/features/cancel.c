@@ -36,6 +36,14 @@ static double deadline_of(const cn_loop *lp, const cn_task *t) {
   return t->slot < lp->cancel.cap ? lp->cancel.deadline[t->slot] : 0;
 }
 
+int cn_cancel_due(const cn_loop *lp, const cn_task *t) {
+  double d;
+  if (!(t->hooked & CN_SCOPED)) return 0;
+  if (t->hooked & CN_CANCELLED) return 1;
+  d = deadline_of(lp, t);
+  return d > 0 && cn_clock_now() >= d;
+}
+
 /* Makes room for slot's deadline; raises on no memory (nothing changed). */
 static void reserve(lua_State *L, cn_loop *lp, int slot) {
   int cap = lp->cancel.cap;

@@ -15,6 +15,11 @@
  * for its own scope's cancellation. */
 enum { CN_SCOPED = 1, CN_CANCELLED = 2, CN_BY_HANDLE = 4 };
 
+/* Whether t is a scope's task that is cancelled or past its deadline: a
+ * timer that wakes it now ends its wait by the cancellation (the trace's
+ * wake cause). */
+int cn_cancel_due(const cn_loop *lp, const cn_task *t);
+
 /* Whether the value at idx is the cancellation value. */
 int cn_is_cancellation(lua_State *L, int idx);
 

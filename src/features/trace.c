@@ -286,7 +286,8 @@ static void cause_of(cn_loop *lp, struct cn_trace *tr, cn_task *t, unsigned char
     }
   }
   if (cn_parking_slot(lp) == t->slot) *cause = CN_CAUSE_OTHER; /* ready as it parked */
-  else if (cur == NULL) *cause = CN_CAUSE_TIMER; /* outside any turn: the heap's timers */
+  else if (cur == NULL)                        /* outside any turn: the heap's timers, */
+    *cause = cn_cancel_due(lp, t) ? CN_CAUSE_CANCEL : CN_CAUSE_TIMER; /* or a scope's deadline */
   else *cause = CN_CAUSE_OTHER;                /* a task's waker call */
 }
 

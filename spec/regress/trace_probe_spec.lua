@@ -1,0 +1,62 @@
+-- Defects the probe of cosock.trace found (session 35): each case fails
+-- without its fix. Time runs on cosock.sim's virtual clock.
+
+local cosock = require "cosock"
+local trace = require "cosock.trace"
+local sim = require "cosock.sim"
+
+-- The events of kind for the task named name.
+local function of_named(events, kind, name)
+  local id
+  for _, e in ipairs(events) do
+    if e.kind == "spawn" and e.name == name then id = e.task end
+  end
+  assert(id, "no task named " .. name)
+  local out = {}
+  for _, e in ipairs(events) do
+    if e.kind == kind and e.task == id then out[#out + 1] = e end
+  end
+  return out
+end
+
+describe("cosock.trace (probe regressions)", function()
+  before_each(function()
+    trace.stop()
+    cosock.reset()
+  end)
+  after_each(function()
+    trace.stop()
+    sim.off()
+    cosock.reset()
+  end)
+
+  it("a scope's deadline wakes its task with the cause cancel (not timer)", function()
+    sim.on({ seed = 1 })
+    trace.start({ size = 256 })
+    local res
+    cosock.spawn(function()
+      res = { cosock.scope.run({ timeout = 0.5 }, function(s)
+        s:spawn(function() cosock.socket.sleep(10) end, "sleeper")
+      end) }
+    end, "owner")
+    cosock.run()
+    trace.stop()
+    assert.same({ false, "timeout" }, res)
+    local ev = trace.events()
+    local wakes = of_named(ev, "wake", "sleeper")
+    assert.equal(2, #wakes)
+    assert.equal("cancel", wakes[2].cause)
+    assert.equal(0, wakes[2].by)
+    assert.equal("cancelled", of_named(ev, "end", "sleeper")[1].how)
+    -- the task's own timeout, before the deadline, stays a timer
+    trace.start({ size = 256 })
+    cosock.spawn(function()
+      cosock.scope.run({ timeout = 5 }, function(s)
+        s:spawn(function() cosock.socket.sleep(0.1) end, "napper")
+      end)
+    end, "owner2")
+    cosock.run()
+    trace.stop()
+    assert.equal("timer", of_named(trace.events(), "wake", "napper")[2].cause)
+  end)
+end)
