@@ -56,6 +56,11 @@ end
 --- clears what an earlier trace recorded.
 function trace.start(opts)
   if opts ~= nil and type(opts) ~= "table" then bad(1, "start", "table or nil expected", opts) end
+  for k in pairs(opts or {}) do -- (a misspelt size must not give the default silently)
+    if k ~= "size" then
+      error(format("bad argument #1 to 'cosock.trace.start' (unknown option %s: size expected)", got(k)), 2)
+    end
+  end
   local size = opts and opts.size
   if size == nil then size = DEFAULT_SIZE end
   if not is_integer(size) or size < 16 or size > 2147483647 then
