@@ -117,6 +117,13 @@ function M.text(t, opts)
     say(bar)
   end
 
+  -- A task alive when the trace ends: what its last span says it was doing.
+  local function alive_as(k)
+    local last = k.spans[#k.spans]
+    if last == nil or last.kind == "run" then return "running" end
+    return last.kind == "wait" and "waiting" or "ready"
+  end
+
   local busiest = M.busiest(m, top)
   say("")
   say("Tasks by busy time (%d of %d):", #busiest, #m.tasks)
@@ -124,7 +131,7 @@ function M.text(t, opts)
     say("  %-12s %6s %6s  %-12s %-12s %-9s %s", "busy", "%", "turns", "waiting", "ready", "ended", "task")
     for _, k in ipairs(busiest) do
       say("  %-12s %6s %6d  %-12s %-12s %-9s %s (%s)", s(k.busy), pct(k.busy, dur), k.turns, s(k.waited), s(k.ready),
-        k.how or (k.end_t and "?" or "running"), model_of.label(m, k.id), k.site)
+        k.how or (k.end_t and "?" or alive_as(k)), model_of.label(m, k.id), k.site)
     end
   end
 
