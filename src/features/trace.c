@@ -176,7 +176,11 @@ static int job_run(lua_State *L) {
     break;
   case JOB_VALUE:                               /* (an error: its __tostring may run; */
     if (lua_isnil(L, 2)) return 0;               /*  the caller writes its record after) */
-    luaL_tolstring(L, 2, NULL);
+    {                                           /* a scope's task's error carries its */
+      const char *v = luaL_tolstring(L, 2, NULL); /* traceback: the event is without it */
+      const char *tb = strstr(v, "\nstack traceback:\n");
+      if (tb != NULL) lua_pushlstring(L, v, (size_t)(tb - v));
+    }
     break;
   default:
     push_select(L, j->t);
