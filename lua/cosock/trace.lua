@@ -226,6 +226,13 @@ function trace._from_env(cosock, path, size)
     reset()
     if not trace.on() then trace.start({ size = n }) end
   end
+  -- os.exit(code) does not close the state (no finalizer runs): a step host
+  -- that ends with it saves first.
+  local exit = os.exit
+  os.exit = function(...)
+    save_quietly(path)
+    return exit(...)
+  end
   -- When the state closes (a step host, or a program that never returns
   -- from run): a finalizer kept alive by this module.
   local gc = function() save_quietly(path) end

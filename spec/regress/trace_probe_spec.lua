@@ -137,3 +137,22 @@ describe("a traced scope whose task fails (probe regressions)", function()
     assert.equal("cancelled", of_named(ev, "end", "sibling")[1].how)
   end)
 end)
+
+describe("COSOCK_TRACE (probe regressions)", function()
+  it("is saved when a step host ends with os.exit (no finalizer runs then)", function()
+    local child = require "spec.support.child"
+    local path = os.tmpname()
+    child.run([[
+      local cosock = require "cosock"
+      cosock.spawn(function() end, "stepped")
+      while cosock.step(0) do end
+      os.exit(0)
+    ]], "COSOCK_TRACE=" .. path .. " ")
+    local f = io.open(path)
+    local text = f and f:read("*a") or ""
+    if f then f:close() end
+    os.remove(path)
+    assert.matches("\tspawn\t1\t0\tstepped\t", text, 1, true)
+    assert.matches("\tend\t1\treturned\t-\n", text, 1, true)
+  end)
+end)
