@@ -32,6 +32,7 @@ local trace = {}
 
 local DEFAULT_SIZE = 65536
 local started                 -- os.time() when the trace started
+local env_trace = false       -- the trace on is COSOCK_TRACE's (a program's start replaces it)
 
 -- Argument checks: "bad argument #n to 'cosock.trace.<fname>' (...)", at
 -- the caller of the public function.
@@ -66,10 +67,14 @@ function trace.start(opts)
   if not is_integer(size) or size < 16 or size > 2147483647 then
     bad(1, "start", "opts.size must be an integer from 16 to 2147483647", size)
   end
-  if c_stats().on then error("cosock.trace.start: a trace is on already (trace.stop() first)", 2) end
+  if c_stats().on then
+    if not env_trace then error("cosock.trace.start: a trace is on already (trace.stop() first)", 2) end
+    c_stop() -- (COSOCK_TRACE's: the program's own trace takes its place)
+  end
   local ok, err = pcall(c_start, size) -- (no memory for the buffer: raised as the caller's)
   if not ok then error((tostring(err):gsub("^[^\n]-:%d+: ", "")), 2) end
   started = ostime()
+  env_trace = false
   -- What the waits and wakes written in Lua label themselves through (nil while off).
   core.trace_wait, core.trace_wake = c_label, c_cause
 end
@@ -214,6 +219,7 @@ function trace._from_env(cosock, path, size)
     end
   end
   trace.start({ size = n })
+  env_trace = true
   local run, reset = cosock.run, cosock.reset
   cosock.run = function()
     local ok, err = pcall(run)
@@ -224,7 +230,10 @@ function trace._from_env(cosock, path, size)
   -- traced, from a new trace.
   cosock.reset = function()
     reset()
-    if not trace.on() then trace.start({ size = n }) end
+    if not trace.on() then
+      trace.start({ size = n })
+      env_trace = true
+    end
   end
   -- os.exit(code) does not close the state (no finalizer runs): a step host
   -- that ends with it saves first.

@@ -155,4 +155,25 @@ describe("COSOCK_TRACE (probe regressions)", function()
     assert.matches("\tspawn\t1\t0\tstepped\t", text, 1, true)
     assert.matches("\tend\t1\treturned\t-\n", text, 1, true)
   end)
+
+  it("gives way to a trace the program starts itself (it raised 'a trace is on already')", function()
+    local child = require "spec.support.child"
+    local path = os.tmpname()
+    local out = child.run([[
+      local cosock = require "cosock"
+      local trace = require "cosock.trace"
+      print("start", pcall(trace.start, { size = 64 }))
+      cosock.spawn(function() end, "own")
+      cosock.run()
+      print("second", pcall(trace.start))
+    ]], "COSOCK_TRACE=" .. path .. " ")
+    local f = io.open(path)
+    local text = f and f:read("*a") or ""
+    if f then f:close() end
+    os.remove(path)
+    assert.matches("start\ttrue", out)
+    assert.matches("second\tfalse\tcosock.trace.start: a trace is on already", out)
+    assert.matches("\nM\tsize\t64\n", text)
+    assert.matches("\tspawn\t1\t0\town\t", text, 1, true)
+  end)
 end)
