@@ -726,11 +726,15 @@ describe("cosock.trace", function()
       assert.matches("loaded\tfalse\tfalse", out)
     end)
 
-    it("says what is wrong with COSOCK_TRACE_SIZE", function()
+    it("says what is wrong with COSOCK_TRACE_SIZE (too small, too big)", function()
       local out = child.run([[
         print(pcall(require, "cosock"))
       ]], "COSOCK_TRACE=/dev/null COSOCK_TRACE_SIZE=3 ")
-      assert.matches("COSOCK_TRACE_SIZE must be an integer >= 16, got \"3\"", out)
+      assert.matches("COSOCK_TRACE_SIZE must be an integer from 16 to 2147483647, got \"3\"", out)
+      out = child.run([[
+        print(pcall(require, "cosock"))
+      ]], "COSOCK_TRACE=/dev/null COSOCK_TRACE_SIZE=3000000000 ")
+      assert.matches("COSOCK_TRACE_SIZE must be an integer from 16 to 2147483647, got \"3000000000\"", out)
     end)
   end)
 end)

@@ -214,8 +214,8 @@ function trace._from_env(cosock, path, size)
   local n = DEFAULT_SIZE
   if size ~= nil and size ~= "" then
     n = tonumber(size)
-    if not is_integer(n) or n < 16 then
-      error(format("cosock: COSOCK_TRACE_SIZE must be an integer >= 16, got %q", size), 0)
+    if not is_integer(n) or n < 16 or n > 2147483647 then
+      error(format("cosock: COSOCK_TRACE_SIZE must be an integer from 16 to 2147483647, got %q", size), 0)
     end
   end
   trace.start({ size = n })
