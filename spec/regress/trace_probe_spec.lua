@@ -177,3 +177,17 @@ describe("COSOCK_TRACE (probe regressions)", function()
     assert.matches("\tspawn\t1\t0\town\t", text, 1, true)
   end)
 end)
+
+describe("cosock-trace's summary (probe regressions)", function()
+  it("keeps a task whose name holds a newline or a tab on one line (escaped)", function()
+    local tfile = require "cosock.trace.file"
+    local text = require("cosock.trace.summary").text(tfile.parse(table.concat({
+      "cosock-trace 1",
+      "E\t0.0\tspawn\t1\t0\tbad\\tna\\nme\tx.lua:1",
+      "E\t0.0\twake\t1\tspawn\t0\t-",
+      "E\t0.0\trun\t1",
+      "E\t0.5\tend\t1\treturned\t-",
+    }, "\n") .. "\n", "t"))
+    assert.matches("\n  [^\n]*returned  #1 bad\\tna\\nme %(x%.lua:1%)\n", text)
+  end)
+end)

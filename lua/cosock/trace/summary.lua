@@ -101,7 +101,13 @@ function M.text(t, opts)
   local top = opts.top or 10
   local m = t.by_id and t or model_of.build(t)
   local out = {}
-  local function say(fmt, ...) out[#out + 1] = select("#", ...) > 0 and fmt:format(...) or fmt end
+  -- (one line each: a control character of a name or a site is shown escaped)
+  local function say(fmt, ...)
+    local line = select("#", ...) > 0 and fmt:format(...) or fmt
+    out[#out + 1] = (line:gsub("%c", function(c)
+      return c == "\t" and "\\t" or c == "\n" and "\\n" or ("\\%d"):format(c:byte())
+    end))
+  end
   local dur = m.t1 - m.t0
   local meta = m.meta
   say("cosock-trace: %s", opts.name or "trace")
