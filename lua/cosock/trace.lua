@@ -110,8 +110,9 @@ function trace.mark(kind, message, task_id)
   if type(message) ~= "string" and type(message) ~= "number" then
     bad(2, "mark", "string expected", message)
   end
-  if task_id ~= nil and not (is_integer(task_id) and task_id >= 0) then
-    bad(3, "mark", "task id (an integer >= 0) or nil expected", task_id)
+  -- (ids are C ints: a bigger one came back negative, a file no reader takes)
+  if task_id ~= nil and not (is_integer(task_id) and task_id >= 0 and task_id <= 2147483647) then
+    bad(3, "mark", "task id (an integer from 0 to 2147483647) or nil expected", task_id)
   end
   return c_mark(kind, message, task_id)
 end
