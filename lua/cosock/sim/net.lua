@@ -254,7 +254,10 @@ function N.wake(sock, kind)
   local w = sock[f]
   if w then
     sock[f] = nil
+    local tw = core.trace_wake -- (a trace's wake cause: readiness, as a real socket's; nil while none is on)
+    if tw then tw("ready") end
     w()
+    if tw then tw(nil) end
   end
 end
 

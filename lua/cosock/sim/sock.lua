@@ -127,6 +127,8 @@ function M.wait(self, kind, deadline, what)
   if t and t <= 0 and luasocket_timeouts() then return M.timed_out(self, what) end
   local recvt, sendt
   if kind == "recvr" then recvt = self._self else sendt = self._self end
+  local tw = core.trace_wait -- (a trace's label for this wait, as a real socket's; nil while none is on)
+  if tw then tw(recvt and "recv" or "send", "sim " .. net.label(self.laddr, self.lport)) end
   local _, _, err = yield(recvt, sendt, t)
   if err == "timeout" then return M.timed_out(self, what) end
   return true, deadline
