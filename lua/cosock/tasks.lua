@@ -90,6 +90,9 @@ local function object_kind(w, name_of)
     return dir, dir .. " fd " .. fd_of(obj)
   elseif type(obj) == "userdata" and pcall(function() return obj.getfd end) then
     return dir, dir .. " fd " .. fd_of(obj)
+  elseif type(obj) == "table" and package.loaded["cosock.sim.sock"] and rawget(obj, "_self") ~= nil
+    and rawget(obj, "_born") ~= nil then -- (a socket of cosock.sim: sim/sock.lua's init)
+    return dir, dir .. " " .. tostring(obj)
   end
   return "other", dir .. " " .. tostring(obj)
 end

@@ -254,3 +254,29 @@ describe("a traced simulated exchange (probe regressions)", function()
     end
   end)
 end)
+
+describe("cosock.tasks.list under cosock.sim (probe regressions)", function()
+  after_each(function()
+    sim.off()
+    cosock.reset()
+  end)
+
+  it("a wait on a simulated socket is recv in the trace's words (it was other)", function()
+    local tasks = require "cosock.tasks"
+    sim.on({ seed = 1 })
+    local srv = assert(cosock.socket.bind("10.0.0.1", 80))
+    local seen
+    cosock.spawn(function() srv:accept() end, "server")
+    cosock.spawn(function()
+      cosock.socket.sleep(1)
+      for _, t in ipairs(tasks.list()) do
+        if t.name == "server" then seen = t end
+      end
+      srv:close()
+    end, "looker")
+    pcall(cosock.run)
+    assert.equal("waiting", seen.state)
+    assert.equal("recv", seen.what)
+    assert.matches("^recv ", seen.waits)
+  end)
+end)
