@@ -176,9 +176,20 @@ static int job_run(lua_State *L) {
     break;
   case JOB_VALUE:                               /* (an error: its __tostring may run; */
     if (lua_isnil(L, 2)) return 0;               /*  the caller writes its record after) */
-    {                                           /* a scope's task's error carries its */
-      const char *v = luaL_tolstring(L, 2, NULL); /* traceback: the event is without it */
-      const char *tb = strstr(v, "\nstack traceback:\n");
+    {
+      const char *v, *tb;
+      if (luaL_getmetafield(L, 2, "__tostring")) { /* (one that raises: the event still */
+        lua_pushvalue(L, 2);                       /*  says what was raised) */
+        if (lua_pcall(L, 1, 1, 0) != LUA_OK || lua_type(L, -1) != LUA_TSTRING) {
+          lua_pop(L, 1);
+          lua_pushfstring(L, "(a %s whose __tostring failed)", luaL_typename(L, 2));
+        }
+        v = lua_tostring(L, -1);
+      } else {
+        v = luaL_tolstring(L, 2, NULL);
+      }
+      tb = strstr(v, "\nstack traceback:\n");  /* a scope's task's error carries its */
+                                                 /* traceback: the event is without it */
       if (tb != NULL) lua_pushlstring(L, v, (size_t)(tb - v));
     }
     break;
