@@ -299,3 +299,44 @@ describe("a traced task that raises an odd value (probe regressions)", function(
     assert.equal("(a table whose __tostring failed)", fin.error)
   end)
 end)
+
+describe("the trace readers' arguments (probe regressions)", function()
+  -- (each raised 'attempt to index a nil value' from inside the module)
+  local function err_of(f, ...)
+    local ok, err = pcall(f, ...)
+    assert.is_false(ok)
+    return tostring(err)
+  end
+  local TRACE = "(a trace {meta =, events =} or its model expected, got "
+
+  it("a bad trace, opts or path names the function and the argument", function()
+    local summary = require "cosock.trace.summary"
+    local chrome = require "cosock.trace.chrome"
+    local html = require "cosock.trace.html"
+    local model = require "cosock.trace.model"
+    local cli = require "cosock.trace.cli"
+    local empty = { meta = {}, events = {} }
+    assert.matches("bad argument #1 to 'text' " .. TRACE .. "nil)", err_of(summary.text), 1, true)
+    assert.matches("bad argument #2 to 'text' (table or nil expected, got number)", err_of(summary.text, empty, 5), 1, true)
+    for _, f in ipairs({ "busiest", "longest_waits", "chains" }) do
+      assert.matches("bad argument #1 to '" .. f .. "' " .. TRACE .. "string)", err_of(summary[f], "x"), 1, true)
+    end
+    assert.matches("bad argument #1 to 'export' " .. TRACE .. "nil)", err_of(chrome.export), 1, true)
+    assert.matches("bad argument #2 to 'write' (string expected, got nil)", err_of(chrome.write, empty), 1, true)
+    assert.matches("bad argument #1 to 'data' " .. TRACE .. "boolean)", err_of(html.data, true), 1, true)
+    assert.matches("bad argument #1 to 'render' " .. TRACE .. "nil)", err_of(html.render), 1, true)
+    assert.matches("bad argument #2 to 'render' (table or nil expected, got string)", err_of(html.render, empty, "t"), 1, true)
+    assert.matches("bad argument #2 to 'write' (string expected, got nil)", err_of(html.write, empty), 1, true)
+    assert.matches("bad argument #1 to 'label' (a model of cosock.trace.model.build expected, got nil)",
+      err_of(model.label, nil, 1), 1, true)
+    assert.matches("bad argument #1 to 'main' (table of arguments expected, got nil)", err_of(cli.main), 1, true)
+    assert.matches("bad argument #2 to 'main' (function or nil expected, got number)", err_of(cli.main, {}, 1), 1, true)
+    -- a model works as well as a trace
+    assert.equal(0, #summary.busiest(model.build(empty)))
+  end)
+
+  it("a directory given to read is 'cannot read', without a position inside the module", function()
+    local err = err_of(require("cosock.trace.file").read, "/")
+    assert.equal("cosock-trace: cannot read /: Is a directory", err)
+  end)
+end)

@@ -15,6 +15,16 @@
 local json = require "cosock.trace.json"
 local model_of = require "cosock.trace.model"
 
+-- The model of t (a trace, or a model already) for the public function
+-- fname of a reader module; a clear error at its caller for anything else.
+local function model_arg(t, fname, level)
+  if type(t) ~= "table" or (t.by_id == nil and type(t.events) ~= "table") then
+    error(("bad argument #1 to '%s' (a trace {meta =, events =} or its model expected, got %s)"):format(
+      fname, type(t)), (level or 2) + 1)
+  end
+  return t.by_id and t or model_of.build(t)
+end
+
 local M = {}
 
 local PID = 1
@@ -55,7 +65,7 @@ local function span_name(s)
 end
 
 function M.export(t)
-  local m = t.by_id and t or model_of.build(t)
+  local m = model_arg(t, "export")
   local out = {}
   local function add(s) out[#out + 1] = s end
   add(ev({ { "name", "process_name" }, { "ph", "M" }, { "pid", PID } }, { name = "cosock" }))
@@ -118,6 +128,8 @@ function M.export(t)
 end
 
 function M.write(t, path)
+  model_arg(t, "write")
+  if type(path) ~= "string" then error("bad argument #2 to 'write' (string expected, got " .. type(path) .. ")", 2) end
   local f, err = io.open(path, "wb")
   if not f then error("cosock-trace: cannot write " .. tostring(err), 0) end
   f:write(M.export(t))

@@ -19,6 +19,9 @@ usage: cosock-trace FILE [-o OUT.html] [--chrome OUT.json] [--top N] [--no-html]
 ]]
 
 function M.main(args, out, err)
+  if type(args) ~= "table" then error("bad argument #1 to 'main' (table of arguments expected, got " .. type(args) .. ")", 2) end
+  if out ~= nil and type(out) ~= "function" then error("bad argument #2 to 'main' (function or nil expected, got " .. type(out) .. ")", 2) end
+  if err ~= nil and type(err) ~= "function" then error("bad argument #3 to 'main' (function or nil expected, got " .. type(err) .. ")", 2) end
   out = out or function(s) io.stdout:write(s) end
   err = err or function(s) io.stderr:write(s) end
   local file, html, chrome, top, no_html

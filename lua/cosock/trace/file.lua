@@ -151,6 +151,10 @@ function M.read(path)
   if not fh then error("cosock-trace: cannot open " .. tostring(err), 0) end
   local ok, res = pcall(parse_lines, fh:lines(), path)
   fh:close()
+  if not ok and type(res) == "string" and res:sub(1, #path + 1) ~= path .. ":" then
+    -- (the read itself failed, a directory: the lines iterator's error)
+    res = "cosock-trace: cannot read " .. path .. ": " .. res:gsub("^[^\n]-:%d+: ", "")
+  end
   if not ok then error(res, 0) end
   return res
 end

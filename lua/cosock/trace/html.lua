@@ -11,6 +11,25 @@
 
 local json = require "cosock.trace.json"
 local model_of = require "cosock.trace.model"
+
+-- The model of t (a trace, or a model already) for the public function
+-- fname of a reader module; a clear error at its caller for anything else.
+local function model_arg(t, fname, level)
+  if type(t) ~= "table" or (t.by_id == nil and type(t.events) ~= "table") then
+    error(("bad argument #1 to '%s' (a trace {meta =, events =} or its model expected, got %s)"):format(
+      fname, type(t)), (level or 2) + 1)
+  end
+  return t.by_id and t or model_of.build(t)
+end
+
+-- Options: nil or a table, else a clear error at the caller of fname.
+local function opts_arg(opts, n, fname, level)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("bad argument #%d to '%s' (table or nil expected, got %s)"):format(n, fname, type(opts)), (level or 2) + 1)
+  end
+  return opts or {}
+end
+
 local page = require "cosock.trace.html_page"
 
 local M = {}
@@ -29,7 +48,7 @@ local function numbers(list)
 end
 
 function M.data(t)
-  local m = t.by_id and t or model_of.build(t)
+  local m = model_arg(t, "data")
   local t0 = m.t0
   local function ns(x) return floor((x - t0) * 1e9 + 0.5) end
   local strs, str_index = {}, {}
@@ -136,12 +155,16 @@ local function html_escape(s)
 end
 
 function M.render(t, opts)
-  opts = opts or {}
+  t = model_arg(t, "render")
+  opts = opts_arg(opts, 2, "render")
   local title = "cosock trace" .. (opts.title and (": " .. opts.title) or "")
   return page.html(html_escape(title), M.data(t))
 end
 
 function M.write(t, path, opts)
+  t = model_arg(t, "write")
+  if type(path) ~= "string" then error("bad argument #2 to 'write' (string expected, got " .. type(path) .. ")", 2) end
+  opts = opts_arg(opts, 3, "write")
   local text = M.render(t, opts)
   local f, err = io.open(path, "wb")
   if not f then error("cosock-trace: cannot write " .. tostring(err), 0) end

@@ -119,6 +119,9 @@ end
 
 -- A task's label: "#3 worker".
 function M.label(model, id)
+  if type(model) ~= "table" or type(model.by_id) ~= "table" then
+    error(("bad argument #1 to 'label' (a model of cosock.trace.model.build expected, got %s)"):format(type(model)), 2)
+  end
   if id == 0 then return "main" end
   local k = model.by_id[id]
   return "#" .. id .. (k and (" " .. k.name) or "")

@@ -7,6 +7,24 @@
 
 local model_of = require "cosock.trace.model"
 
+-- The model of t (a trace, or a model already) for the public function
+-- fname of a reader module; a clear error at its caller for anything else.
+local function model_arg(t, fname, level)
+  if type(t) ~= "table" or (t.by_id == nil and type(t.events) ~= "table") then
+    error(("bad argument #1 to '%s' (a trace {meta =, events =} or its model expected, got %s)"):format(
+      fname, type(t)), (level or 2) + 1)
+  end
+  return t.by_id and t or model_of.build(t)
+end
+
+-- Options: nil or a table, else a clear error at the caller of fname.
+local function opts_arg(opts, n, fname, level)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("bad argument #%d to '%s' (table or nil expected, got %s)"):format(n, fname, type(opts)), (level or 2) + 1)
+  end
+  return opts or {}
+end
+
 local M = {}
 
 local function s(x) return ("%.6f s"):format(x) end
@@ -15,7 +33,18 @@ local function s(x) return ("%.6f s"):format(x) end
 local function oneline(x) return (tostring(x):gsub("[\r\n\t]+", " ")) end
 
 -- The tasks, busiest first (ties: by id).
+-- The model and the count n of a list function fname (clear errors at its caller).
+local function list_args(m, n, fname)
+  m = model_arg(m, fname, 3)
+  if n ~= nil and (type(n) ~= "number" or n ~= n or n < 0) then
+    error(("bad argument #2 to '%s' (number >= 0 or nil expected, got %s)"):format(fname,
+      type(n) == "number" and tostring(n) or type(n)), 3)
+  end
+  return m, n
+end
+
 function M.busiest(m, n)
+  m, n = list_args(m, n, "busiest")
   local list = {}
   for i, k in ipairs(m.tasks) do list[i] = k end
   table.sort(list, function(a, b)
@@ -28,6 +57,7 @@ end
 
 -- The wait spans, longest first (ties: the earlier first).
 function M.longest_waits(m, n)
+  m, n = list_args(m, n, "longest_waits")
   local list = {}
   for _, k in ipairs(m.tasks) do
     for _, sp in ipairs(k.spans) do
@@ -48,6 +78,7 @@ end
 -- The longest chains of wakes: each a list of wakes, the first from a turn
 -- that no task's wake started. A turn shown in one chain starts no other.
 function M.chains(m, n)
+  m, n = list_args(m, n, "chains")
   local turns = {}
   for _, k in ipairs(m.tasks) do
     for _, sp in ipairs(k.spans) do
@@ -97,9 +128,9 @@ local function pct(part, whole)
 end
 
 function M.text(t, opts)
-  opts = opts or {}
+  opts = opts_arg(opts, 2, "text")
   local top = opts.top or 10
-  local m = t.by_id and t or model_of.build(t)
+  local m = model_arg(t, "text")
   local out = {}
   -- (one line each: a control character of a name or a site is shown escaped)
   local function say(fmt, ...)
