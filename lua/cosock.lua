@@ -37,16 +37,6 @@ local function raised_by_loop(e)
     or e:find(NON_WAKEABLE) or e:find("^cosock: ") or e:find(WAKER_SET)
 end
 
--- A stall, in a running trace (cosock.trace, when loaded): a note "stall"
--- whose detail is the report, at the moment the loop found it, so the trace
--- of a deadlock says so and its waits end there.
-local function stall_note(report)
-  local trace = package.loaded["cosock.trace"]
-  if trace and trace.on() then
-    pcall(trace.mark, "stall", "every live task waits on something nothing can wake" .. report, 0)
-  end
-end
-
 --- run(): the loop (cosock.core.run). What it raises is what cosock 0.2.0
 --- raises (see raised_by_loop); after a stall's first line (cosock's words)
 --- comes one line per task saying what it waits on (cosock.deadlock).
@@ -58,11 +48,7 @@ function m.run()
     e = e .. require("cosock.deadlock").blocked()
   end
   if type(e) == "string" and raised_by_loop(e) then
-    if e:find(STALL) then
-      local report = require("cosock.deadlock").report()
-      stall_note(report)
-      e = e .. report
-    end
+    if e:find(STALL) then e = e .. require("cosock.deadlock").stall() end
     error(e, 1)
   end
   error(e, 0)
@@ -76,11 +62,7 @@ function m.step(timeout)
   local ok, more = pcall(step, timeout)
   if ok then return more end
   if type(more) == "string" and raised_by_loop(more) then
-    if more:find(STALL) then
-      local report = require("cosock.deadlock").report()
-      stall_note(report)
-      more = more .. report
-    end
+    if more:find(STALL) then more = more .. require("cosock.deadlock").stall() end
     error(more, 1)
   end
   error(more, 0)

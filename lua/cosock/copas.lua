@@ -1029,7 +1029,7 @@ local function step_once(timeout)
     if not finished() and end_bare_yields() then return true end
     if finished() and others() == 0 then return false end
     loud_hook()
-    err = err .. require("cosock.deadlock").report()
+    err = err .. require("cosock.deadlock").stall()
   end
   if type(err) == "string" and (err:find("\nstack traceback:\n", 1, true) or err:find("^stack traceback:\n")
       or err:find("^cosock: ") or err:find("^cosock tried to call socket%.select")) then

@@ -248,6 +248,18 @@ function M.report()
   return table.concat(out)
 end
 
+--- stall() -> report(), for the stall error; in a running trace
+--- (cosock.trace, when loaded) also a note "stall" whose detail is the
+--- report, so the trace of a deadlock says so and its waits end there.
+function M.stall()
+  local report = M.report()
+  local trace = package.loaded["cosock.trace"]
+  if trace and trace.on() then
+    pcall(trace.mark, "stall", "every live task waits on something nothing can wake" .. report, 0)
+  end
+  return report
+end
+
 --- blocked() -> text: for the error that ended a loop blocked for ever on a
 --- wait on a closed socket (cosock's rule: no stall error there), what each
 --- task waits on, as a stall's report says it.
