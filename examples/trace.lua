@@ -14,6 +14,7 @@ trace.start({ size = 10000 })
 local server = assert(socket.bind("127.0.0.1", 0))
 local _, port = server:getsockname()
 local results_tx, results_rx = cosock.channel.new()
+local go_tx, go_rx = cosock.channel.new()  -- the client tells the worker to start
 
 cosock.spawn(function()
   local c = assert(server:accept())
@@ -24,6 +25,7 @@ cosock.spawn(function()
 end, "server")
 
 cosock.spawn(function()
+  go_rx:receive()
   socket.sleep(0.01)                       -- some work
   results_tx:send(42)
   results_tx:close()
@@ -34,6 +36,7 @@ cosock.spawn(function()
   c:send("hello\n")
   print("client got: " .. c:receive())
   c:close()
+  go_tx:send(true)
   print("client got from the worker: " .. results_rx:receive())
 end, "client")
 

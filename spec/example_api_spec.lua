@@ -30,7 +30,8 @@ describe("reference examples", function()
       "task 1 'server'",
     }, { lines[1], lines[2], lines[3] })
     local text = table.concat(lines, "\n")
-    assert.matches("task 2 'worker'\n  waits on sleep, woken by timer\n  ends: returned\n", text)
+    assert.matches("task 2 'worker'\n  waits on channel%-recv, woken by send from client\n" ..
+      "  waits on sleep, woken by timer\n  ends: returned\n", text)
     assert.matches("  waits on channel%-recv, woken by send from worker\n  ends: returned\n", text)
     assert.matches("waits on recv, woken by ready", text)
     assert.matches("\n%d+ events recorded, 0 dropped\nsaved: a temporary file$", text)
