@@ -508,9 +508,11 @@ static int l_start(lua_State *L) {
   ev *buf;
   int i, r_strs;
   if (tr != NULL && tr->on) return luaL_error(L, "cosock.trace.start: a trace is on already");
-  if (size < 16 || (uint64_t)size > SIZE_MAX / sizeof *buf || size > INT32_MAX)
+  if (size < 16 || size > INT32_MAX)
     return cn_argerror(L, 1, "cosock.trace.start", "size must be an integer from 16 to %d, got %f",
                        (int)INT32_MAX, (lua_Number)size);
+  if ((uint64_t)size > SIZE_MAX / sizeof *buf)   /* (a 32-bit machine: more than it can address) */
+    return luaL_error(L, "cosock.trace.start: out of memory (a buffer of %d events)", (int)size);
   if (tr == NULL) {
     tr = cn_mem_resize(&lp->mem, NULL, 0, sizeof *tr);
     if (tr == NULL) return luaL_error(L, "cosock.trace.start: out of memory");
