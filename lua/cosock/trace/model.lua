@@ -127,4 +127,23 @@ function M.label(model, id)
   return "#" .. id .. (k and (" " .. k.name) or "")
 end
 
+-- For the public functions of the reader modules (summary, chrome, html):
+-- arg(t, fname [, level]) -> the model of t (a trace, or a model already);
+-- opts_arg(opts, n, fname [, level]) -> opts or {}. Anything else is a clear
+-- error at the caller of fname.
+function M.arg(t, fname, level)
+  if type(t) ~= "table" or (t.by_id == nil and type(t.events) ~= "table") then
+    error(("bad argument #1 to '%s' (a trace {meta =, events =} or its model expected, got %s)"):format(
+      fname, type(t)), (level or 2) + 1)
+  end
+  return t.by_id and t or M.build(t)
+end
+
+function M.opts_arg(opts, n, fname, level)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("bad argument #%d to '%s' (table or nil expected, got %s)"):format(n, fname, type(opts)), (level or 2) + 1)
+  end
+  return opts or {}
+end
+
 return M

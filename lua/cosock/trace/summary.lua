@@ -7,23 +7,7 @@
 
 local model_of = require "cosock.trace.model"
 
--- The model of t (a trace, or a model already) for the public function
--- fname of a reader module; a clear error at its caller for anything else.
-local function model_arg(t, fname, level)
-  if type(t) ~= "table" or (t.by_id == nil and type(t.events) ~= "table") then
-    error(("bad argument #1 to '%s' (a trace {meta =, events =} or its model expected, got %s)"):format(
-      fname, type(t)), (level or 2) + 1)
-  end
-  return t.by_id and t or model_of.build(t)
-end
-
--- Options: nil or a table, else a clear error at the caller of fname.
-local function opts_arg(opts, n, fname, level)
-  if opts ~= nil and type(opts) ~= "table" then
-    error(("bad argument #%d to '%s' (table or nil expected, got %s)"):format(n, fname, type(opts)), (level or 2) + 1)
-  end
-  return opts or {}
-end
+local model_arg, opts_arg = model_of.arg, model_of.opts_arg
 
 local M = {}
 
