@@ -46,6 +46,22 @@ local function sorted_addrs(list)
   return out
 end
 
+-- The first name the hosts file gives the address addr, or nil (a machine's
+-- /etc/hosts may or may not list ::1: a fresh Debian's does, as localhost).
+local function hosts_name(addr)
+  local f = io.open("/etc/hosts")
+  if not f then return nil end
+  for line in f:lines() do
+    local a, name = line:gsub("#.*", ""):match("^%s*(%S+)%s+(%S+)")
+    if a == addr then
+      f:close()
+      return name
+    end
+  end
+  f:close()
+  return nil
+end
+
 if core.dns ~= "c-ares" then
   describe("cosock.socket.dns without c-ares", function()
     before_each(function() cosock.reset() end)
@@ -152,15 +168,17 @@ describe("cosock.socket.dns", function()
         r.serv = pack(dns.getnameinfo(nil, "80"))
         r.ptr = srv:count("1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa")
       end)
-      -- 127.0.0.1 is localhost in /etc/hosts; ::1 is asked as PTR of the server.
+      -- 127.0.0.1 is localhost in /etc/hosts. ::1 is too where the hosts file
+      -- lists it (Debian's own does), else it is asked as PTR of the server.
+      local six = hosts_name("::1")
       local names = r.both[1]
       table.sort(names)
-      assert.same({ "localhost", "six.test" }, names)
+      assert.same({ "localhost", six or "six.test" }, names)
       assert.equal("http", r.both[2])
       assert.equal(1, r.host.n)
       assert.equal(2, #r.host[1])
       assert.same({ n = 2, {}, "http" }, r.serv)
-      assert.is_true(r.ptr >= 1)
+      if six then assert.equal(0, r.ptr) else assert.is_true(r.ptr >= 1) end
     end)
 
     it("tohostname of a dotted quad is a reverse lookup (/etc/hosts here, no query)", function()
