@@ -102,12 +102,15 @@ function M.pair()
   return c, s
 end
 
---- A port on 127.0.0.1 where nothing listens (bound, then closed).
+--- A TCP port on 127.0.0.1 where nothing listens. Its socket stays bound (never
+--- listening) for the process's life: closed, the port could be taken by another
+--- process's listener, or by a connect's own ephemeral port (a self-connect).
+local held = {}
 function M.dead_port()
   local s = require("socket").tcp()
   luassert(s:bind("127.0.0.1", 0))
   local _, port = s:getsockname()
-  s:close()
+  held[#held + 1] = s
   return tonumber(port)
 end
 
