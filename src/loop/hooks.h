@@ -45,7 +45,7 @@ enum {
   CN_AT_DELIVER,      /* before the poll timeout is reckoned: what ended outside
                          any task (a lookup) is told to its tasks. May raise */
   CN_AT_TIMEOUT,      /* the poll timeout is reckoned: cn_hook.timeout is asked */
-  CN_AT_POLL,         /* just before the poll */
+  CN_AT_POLL,         /* just before the poll (or CN_AT_SLEEP's sleep) */
   CN_AT_POLLED,       /* just after it */
   CN_AT_RUN_END,      /* run or step returns or raises, before recovery */
   CN_AT_CLOSE_WAKES,  /* (a switch, never called) closing a socket wakes its

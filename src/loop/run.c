@@ -292,18 +292,19 @@ static PASS_INLINE void check_stall(lua_State *L, cn_loop *lp, pass_mode mode) {
 }
 
 /* Waits for an fd or the timeout: the poll, or in its place the hook's
- * sleep (cosock.sim: the virtual clock jumps). Nothing to poll and no wait:
+ * sleep (cosock.sim: the virtual clock jumps; to CN_AT_POLL's listeners, a
+ * trace, it is a poll that slept that long). Nothing to poll and no wait:
  * nothing to do. */
 static PASS_INLINE void wait_for_work(lua_State *L, cn_loop *lp, double timeout) {
   if (timeout == 0 && cn_fd_polled(lp) == 0) return;
+  cn_at(L, lp, CN_AT_POLL, NULL);
   if (cn_at_on(lp, CN_AT_SLEEP)) {
     cn_hooks_sleep(L, lp, timeout);
-    return;
+  } else {
+    lp->run.polls++;
+    if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
+      luaL_error(L, "cosock: polling failed: %s", strerror(errno));
   }
-  lp->run.polls++;
-  cn_at(L, lp, CN_AT_POLL, NULL);
-  if (cn_fd_poll(L, lp, timeout) < 0 && errno != EINTR)
-    luaL_error(L, "cosock: polling failed: %s", strerror(errno));
   cn_at(L, lp, CN_AT_POLLED, NULL);            /* (a signal: the next pass waits the time left) */
 }
 
