@@ -35,6 +35,7 @@
  * ALLOC_SWEEP_DELIVERY_STRIDE=K: see delivery(); ALLOC_SWEEP_SHARD=I/N tries
  * only the I-th of every N values of N that the stride gives (I from 1), so
  * that N processes share a sweep (make check runs two: test/alloc-sweep). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -133,14 +134,23 @@ static int fd_is_socket(int fd) {
 
 typedef struct fd_snapshot { int other; unsigned char sock[1024]; } fd_snapshot;
 
+/* (From the directory of open fds: two snapshots a try, a probe of each
+ * possible fd was a thousand system calls each.) */
 static void snapshot_fds(fd_snapshot *s) {
-  int fd;
+  DIR *d = opendir("/proc/self/fd");
+  struct dirent *e;
+  int self;
   memset(s, 0, sizeof *s);
-  for (fd = 0; fd < (int)sizeof s->sock; fd++) {
-    if (fcntl(fd, F_GETFD) < 0) continue;
-    if (fd_is_socket(fd)) s->sock[fd] = 1;
+  assert_non_null(d);
+  self = dirfd(d);
+  while ((e = readdir(d)) != NULL) {
+    char *end;
+    long fd = strtol(e->d_name, &end, 10);
+    if (*e->d_name == '.' || *end != 0 || fd == self || fd < 0 || fd >= (long)sizeof s->sock) continue;
+    if (fd_is_socket((int)fd)) s->sock[fd] = 1;
     else s->other++;
   }
+  closedir(d);
 }
 
 /* How many sockets are open now that were not in before; closes them. */
@@ -154,6 +164,124 @@ static int close_new_sockets(const fd_snapshot *before) {
       n++;
     }
   return n;
+}
+
+/* ---- compiled modules, kept across tries -------------------------------------- */
+
+/* Parsing the workload's thirty modules took most of a try's setup. Every
+ * try's setup (and the checks after it) runs with allocation on, so there
+ * the modules load from their compiled chunks, kept here in the test's own
+ * memory across tries (the chunk name stays "@path": messages and tracebacks
+ * are the same). The body (allocation failing) loads what it loads through
+ * Lua's own searcher, from source, as a program does. */
+typedef struct chunk { char *path, *code; size_t len, cap; } chunk;
+static chunk *chunks;
+static size_t nchunks;
+
+static int put_code(lua_State *L, const void *p, size_t sz, void *ud) {
+  chunk *c = ud;
+  (void)L;
+  if (c->len + sz > c->cap) {
+    size_t cap = c->cap ? c->cap : 4096;
+    char *code;
+    while (cap < c->len + sz) cap *= 2;
+    code = realloc(c->code, cap);
+    if (code == NULL) return 1;
+    c->code = code;
+    c->cap = cap;
+  }
+  memcpy(c->code + c->len, p, sz);
+  c->len += sz;
+  return 0;
+}
+
+/* The chunk of the file at path, compiled the first time (NULL: none). */
+static chunk *compiled(lua_State *L, const char *path) {
+  size_t i;
+  chunk *c;
+  for (i = 0; i < nchunks; i++)
+    if (strcmp(chunks[i].path, path) == 0) return &chunks[i];
+  if (luaL_loadfile(L, path) != LUA_OK) {
+    lua_pop(L, 1);
+    return NULL;
+  }
+  c = realloc(chunks, (nchunks + 1) * sizeof *chunks);
+  assert_non_null(c);
+  chunks = c;
+  c = &chunks[nchunks];
+  memset(c, 0, sizeof *c);
+#if LUA_VERSION_NUM >= 503
+  assert_int_equal(lua_dump(L, put_code, c, 0), 0);
+#else
+  assert_int_equal(lua_dump(L, put_code, c), 0);
+#endif
+  lua_pop(L, 1);
+  c->path = strdup(path);
+  assert_non_null(c->path);
+  nchunks++;
+  return c;
+}
+
+/* The first file package.path's templates give for name (NULL: none);
+ * what package.searchpath does, which Lua 5.1 lacks. */
+static const char *find_module(lua_State *L, const char *name) {
+  const char *templates;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  templates = lua_tostring(L, -1);
+  name = luaL_gsub(L, name, ".", "/");
+  while (templates != NULL && *templates) {
+    const char *end = strchr(templates, ';'), *path;
+    size_t len = end ? (size_t)(end - templates) : strlen(templates);
+    FILE *f;
+    lua_pushlstring(L, templates, len);
+    path = luaL_gsub(L, lua_tostring(L, -1), "?", name);
+    if ((f = fopen(path, "r")) != NULL) {
+      fclose(f);
+      return path;
+    }
+    lua_pop(L, 2);
+    templates = end ? end + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* A searcher: the module's file on package.path, loaded from its chunk. */
+static int search_compiled(lua_State *L) {
+  const char *path = find_module(L, luaL_checkstring(L, 1));
+  chunk *c;
+  if (path == NULL || (c = compiled(L, path)) == NULL) return 0; /* (Lua's own searcher says why) */
+  if (luaL_loadbuffer(L, c->code, c->len, lua_pushfstring(L, "@%s", path)) != LUA_OK) return lua_error(L);
+  lua_pushstring(L, path);
+  return 2;
+}
+
+#if LUA_VERSION_NUM >= 502
+#define SEARCHERS "searchers"
+#else
+#define SEARCHERS "loaders"
+#endif
+
+/* Puts search_compiled before Lua's file searcher (on) or takes it out. */
+static void compiled_searcher(lua_State *L, int on) {
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, on ? "insert" : "remove");
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, SEARCHERS);
+  lua_remove(L, -2);
+  lua_pushinteger(L, 2);
+  if (on) lua_pushcfunction(L, search_compiled);
+  lua_call(L, on ? 3 : 2, 0);
+  lua_pop(L, 1);
+}
+
+static void free_chunks(void) {
+  size_t i;
+  for (i = 0; i < nchunks; i++) {
+    free(chunks[i].path);
+    free(chunks[i].code);
+  }
+  free(chunks);
 }
 
 /* A state with the standard libraries and the paths of the build tree. */
@@ -224,7 +352,9 @@ static int try_once(long n, const char *setup, const char *body, long *allocs) {
   snapshot_fds(&fds);
   L = new_state(&ctx);
   current_stage = "setup";
+  compiled_searcher(L, 1);
   must_run(L, setup, "setup");
+  compiled_searcher(L, 0);
   status = luaL_loadstring(L, body);
   assert_int_equal(status, LUA_OK);
   ctx.count = 0;
@@ -248,6 +378,7 @@ static int try_once(long n, const char *setup, const char *body, long *allocs) {
              current_burst ? " (two fail)" : "", msg);
   lua_settop(L, 0);
   current_stage = "the checks after it";
+  compiled_searcher(L, 1);
   must_run(L, CHECK_USABLE, "the checks after the failure");
   lua_close(L);
   if (ctx.bad_osize != 0)
@@ -407,5 +538,9 @@ int main(void) {
   signal(SIGALRM, on_alarm);
   s = getenv("ALLOC_SWEEP_ONLY");              /* one sweep by name (a long run of one) */
   if (s && *s) cmocka_set_test_filter(s);
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  {
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    free_chunks();
+    return failed;
+  }
 }
