@@ -205,6 +205,29 @@ describe("cosock.copas API", function()
     assert.is_true(copas.exiting())
   end)
 
+  it("step returns true when its wait gave back a socket, false when it timed out (copas's answer)", function()
+    assert.is_false(copas.step(0))               -- nothing at all
+    local server, port = listener()
+    local got
+    copas.addthread(function()
+      local c = copas.wrap(socket.tcp())
+      assert(c:connect("127.0.0.1", port))
+      got = c:receive("*l")
+      c:close()
+    end)
+    copas.step(0)                                -- the thread starts its connect
+    local peer = assert(server:accept())
+    for _ = 1, 3 do copas.step(0) end            -- it connects, then waits to receive
+    assert.is_false(copas.step(0.01))            -- nothing came: a timeout
+    assert(peer:send("hello\n"))
+    assert.is_true(copas.step(1))                -- the line is there (at once)
+    assert.is_false(copas.step(0))               -- the thread gets it; then nothing is left
+    assert.are.equal("hello", got)
+    assert.is_false(copas.step(0))
+    peer:close()
+    server:close()
+  end)
+
   it("does the TLS handshake of copas.handler and a wrapped client's connect #luasec", function()
     local certs = require("spec.support.certs").generate()
     local server, port = listener()

@@ -1018,16 +1018,18 @@ local function forget_all()
   alive, lethargic, nservers, ntimeouts, internal, gc_task = 0, 0, 0, 0, 0, nil
 end
 
+-- Returns whether anything is left, and whether the pass's poll gave back
+-- a descriptor (copas.step's answer).
 local function step_once(timeout)
   stall_seen = false
-  local ok, err = pcall(core_step, timeout)
+  local ok, err, polled = pcall(core_step, timeout)
   if ok then
-    if err == false then forget_all(); return false end
-    return true
+    if err == false then forget_all(); return false, false end
+    return true, polled > 0
   end
   if stall_seen then
-    if not finished() and end_bare_yields() then return true end
-    if finished() and others() == 0 then return false end
+    if not finished() and end_bare_yields() then return true, false end
+    if finished() and others() == 0 then return false, false end
     loud_hook()
     err = err .. require("cosock.deadlock").stall()
   end
@@ -1040,15 +1042,16 @@ end
 
 --- step(timeout): one pass of the loop: runs the threads that are ready,
 --- then waits at most timeout seconds (default: until something happens).
---- Returns true, or false when nothing is left that could run.
+--- Returns, as copas, true when the wait gave back a socket to handle and
+--- false when it did not (it timed out, or nothing is left that could run).
 function copas.step(timeout)
   timeout = timeout or huge
-  if in_loop then return step_once(timeout) end
+  if in_loop then return (select(2, step_once(timeout))) end
   core.set_stall_hook(quiet_hook)
-  local ok, res = pcall(step_once, timeout)
+  local ok, err, handled = pcall(step_once, timeout)
   core.set_stall_hook(loud_hook)
-  if not ok then error(res, 0) end
-  return res
+  if not ok then error(err, 0) end
+  return handled
 end
 
 local exit_sema, exiting

@@ -14,14 +14,19 @@
 #include "run.h"
 #include "step.h"
 #include "task.h"
+#include "waiters.h"
 #include "messages.h"
 
-/* step([timeout]) -> tasks remain. One pass: resume what is ready, run due
- * timers, wait at most timeout seconds (default 0; math.huge: no limit) for
- * an fd or a timer. What the wait wakes runs in the next step. */
+/* step([timeout]) -> tasks remain, descriptors. One pass: resume what is
+ * ready, run due timers, wait at most timeout seconds (default 0; math.huge:
+ * no limit) for an fd or a timer. What the wait wakes runs in the next step.
+ * The second result, how many descriptors the pass's poll gave back (0 when
+ * it did not poll), is copas.step's answer (cosock.copas); cosock.step
+ * returns the first only. */
 static int l_step(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   double cap = 0;
+  uint64_t polls;
   if (cn_running(lp)) {
     if (cn_current_slot(lp) < 0)
       return luaL_error(L, "cosock.step: the loop is already running");
@@ -40,9 +45,11 @@ static int l_step(lua_State *L) {
     if (isinf(cap)) cap = -1;
   }
   lua_settop(L, 0);
+  polls = lp->run.polls;
   cn_run_step(L, lp, cap);
   cn_embed_sync(L, lp);
-  return 1;
+  lua_pushinteger(L, lp->run.polls != polls ? cn_fd_nready(lp) : 0);
+  return 2;
 }
 
 /* next_timeout() -> seconds, or nil (see cn_next_timeout). */
