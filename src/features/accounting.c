@@ -126,8 +126,8 @@ static int l_set_accounting(lua_State *L) {
                       luaL_typename(L, 1));
   if (lua_toboolean(L, 1) && !was) {
     if (lp->acct.alloc == NULL && (lp->acct.alloc = cn_alloc_count_install(L)) == NULL)
-      return luaL_error(L, "cosock: out of memory");
-    if (!grow(lp, cn_tasks_slots(lp))) return luaL_error(L, "cosock: out of memory");
+      return luaL_error(L, CN_MSG_NO_MEMORY);
+    if (!grow(lp, cn_tasks_slots(lp))) return luaL_error(L, CN_MSG_NO_MEMORY);
     cn_hook_set(lp, &acct_hook, CN_AT(CN_AT_FREED), 1); /* (stays on: forget) */
     /* Counted from now: the rest of the current turn is its task's. */
     lp->acct.owner = cn_running(lp) ? cn_task_get(lp, cn_current_slot(lp)) : NULL;

@@ -637,7 +637,7 @@ static int m_rx_settimeout(lua_State *L) { return settimeout_end(L, 0); }
 static void check_kind(lua_State *L, const char *want) {
   const char *kind = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
   if (kind == NULL || strcmp(kind, want) != 0)
-    luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
+    cn_wake_kind_error(L, 2);
 }
 
 /* setwaker(kind, nil) with the waker set now on top (popped): is it the

@@ -27,6 +27,7 @@
 #include <lauxlib.h>
 
 #include "hooks.h"
+#include "messages.h"
 #include "park.h"
 #include "run.h"
 #include "sigwait.h"
@@ -88,7 +89,7 @@ static void reserve(lua_State *L, sig_state *st, int slot) {
   sig_ent *e;
   if (slot < st->cap) return;
   while (cap <= slot) {
-    if (cap > 0x3fffffff / (int)sizeof *e) luaL_error(L, "cosock: out of memory");
+    if (cap > 0x3fffffff / (int)sizeof *e) luaL_error(L, CN_MSG_NO_MEMORY);
     cap *= 2;
   }
   e = (sig_ent *)lua_newuserdata(L, (size_t)cap * sizeof *e);
