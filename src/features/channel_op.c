@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 
 #include "hooks.h"
+#include "messages.h"
 #include "chan_state.h"
 #include "channel.h"
 #include "park.h"
@@ -313,7 +314,7 @@ static int l_try_first_fn(lua_State *L) {
   lua_pushliteral(L, "impl");
   lua_pushvalue(L, 2);
   lua_pushliteral(L, "a");
-  lua_pushliteral(L, "timeout");
+  lua_pushliteral(L, CN_MSG_TIMEOUT);
   lua_pushcclosure(L, try_first, 9);
   return 1;
 }

@@ -382,7 +382,7 @@ static int join_k(lua_State *L, int status, lua_KContext ctx) {
   }
   if (cn_wait_end(L, lp, timed_out || (!lua_isnil(L, 3) && lua_tonumber(L, 3) <= cn_clock_now()))) {
     lua_pushnil(L);
-    lua_pushliteral(L, "timeout");
+    lua_pushliteral(L, CN_MSG_TIMEOUT);
     return 2;
   }
   return join_wait(L);

@@ -342,7 +342,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   if (cn_wait_end(L, lp, timed_out || (!lua_isnil(L, A_DEADLINE) &&
                                        lua_tonumber(L, A_DEADLINE) <= cn_clock_now()))) {
     lua_pushnil(L);
-    lua_pushliteral(L, "timeout");
+    lua_pushliteral(L, CN_MSG_TIMEOUT);
     return 2;
   }
   lua_pushnil(L);

@@ -546,7 +546,7 @@ static cn_dnslook *new_lookup(lua_State *L, cn_loop *lp, dns_chan *c, int op) {
 static int timed_out(lua_State *L) {
   cn_wait_end(L, cn_loop_get(L), 1);
   lua_pushnil(L);
-  lua_pushliteral(L, "timeout");
+  lua_pushliteral(L, CN_MSG_TIMEOUT);
   return 2;
 }
 
