@@ -176,9 +176,9 @@ void cn_acct_push_stats(lua_State *L, cn_loop *lp) {
   int parked = cn_tasks_live(lp) - cn_tasks_runnable(lp) - (cn_current_slot(lp) >= 0);
   lua_pushinteger(L, parked > 0 ? parked : 0);
   lua_setfield(L, -2, "parked");
-  lua_pushinteger(L, (lua_Integer)lp->run.passes);
+  lua_pushinteger(L, (lua_Integer)cn_run_passes(lp));
   lua_setfield(L, -2, "passes");
-  lua_pushinteger(L, (lua_Integer)lp->run.polls);
+  lua_pushinteger(L, (lua_Integer)cn_run_polls(lp));
   lua_setfield(L, -2, "polls");
   if (lp->acct.on) {
     lua_pushnumber(L, secs(lp->acct.loop_ns + (lp->acct.owner == NULL ? pending_ns(lp) : 0)));

@@ -403,7 +403,7 @@ static int s_fire(lua_State *L) {
     e = &st->ent[slot];
     e->woken = 1;
     e->by_one = (unsigned char)one;
-    e->epoch = lp->tasks.epoch;
+    e->epoch = cn_tasks_epoch(lp);
     n++;
     was = cn_cause_set(lp, CN_CAUSE_SIGNAL);   /* (a trace's wake cause) */
     cn_deliver(L, lp, t, 0);                   /* (cannot raise) */
@@ -446,7 +446,7 @@ int cn_sigwait_cancelled(lua_State *L, int slot) {
   e = &st->ent[slot];
   /* (all()'s signal reached the others; a wake from before a reset() is
    * forgotten with its task) */
-  pass = e->woken && e->by_one && e->epoch == st->lp->tasks.epoch;
+  pass = e->woken && e->by_one && e->epoch == cn_tasks_epoch(st->lp);
   e->woken = e->by_one = 0;
   if (lua_rawgeti(L, top + 1, slot) != LUA_TTABLE) pass = 0; /* top + 3: the node */
   if (e->own) {                                /* its arguments: in argsof (not kept alive) */

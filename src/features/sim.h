@@ -15,6 +15,8 @@
  * The ready-batch order: takes the next slot of this pass's wake list to
  * resume (drawn from the seed when there is one, else the first), or -1;
  * the record is told of it first. */
+/* Whether the simulation is on (its clock virtual). */
+static inline int cn_sim_on(const cn_loop *lp) { return lp->sim != NULL; }
 int cn_sim_pop(lua_State *L, cn_loop *lp);
 /* The loop would poll for up to timeout seconds (< 0: no limit): instead
  * the virtual clock moves on by timeout. Raises when a real descriptor is

@@ -51,6 +51,9 @@ static inline int cn_woken_last_pass(const cn_loop *lp, const cn_task *t) {
 static inline unsigned cn_pass_number(const cn_loop *lp) { return lp->run.pass; }
 /* Whether this pass resumed tasks (for the hooks at CN_AT_RESUMES_DONE). */
 static inline int cn_pass_ran(const cn_loop *lp) { return lp->run.ran; }
+/* The passes and the polls since load or reset (stats). */
+static inline uint64_t cn_run_passes(const cn_loop *lp) { return lp->run.passes; }
+static inline uint64_t cn_run_polls(const cn_loop *lp) { return lp->run.polls; }
 /* (Which task the loop resumes: task.h, cn_current_slot and cn_own_task.) */
 
 #endif

@@ -654,6 +654,14 @@ static int l_set_backend(lua_State *L) {
   return 0;
 }
 
+#ifdef HAVE_SYS_EPOLL_H
+int cn_fd_epoll(cn_loop *lp) {
+  cn_poller *p = &lp->waiters.poller;
+  if (cn_poller_switch(p, &cn_backend_epoll) != 0) return -1; /* (none to make when it is) */
+  return cn_epoll_fd(p->state);
+}
+#endif
+
 void cn_waiters_open(lua_State *L) {
   static const luaL_Reg funcs[] = {
     {"closing", l_closing}, {"forget_fd", l_forget_fd}, {"wake", l_wake}, {"set_backend", l_set_backend}, {NULL, NULL}
