@@ -69,7 +69,7 @@ static int bind_receiver(lua_State *L, lua_CFunction fn) {
 static int l_try_fn(lua_State *L) { return bind_receiver(L, bound_try_receive); }
 
 /* Where yields are emulated (Lua 5.1, 5.2, LuaJIT: cn_yieldk) a C function
- * that waits is resumed through a Lua wrapper (cn_lift) outside cosock's own
+ * that waits is resumed through a Lua wrapper (cn_lift_fields) outside cosock's own
  * Lua code as the watchdog sees it: a message its continuation took could
  * be lost to an interrupt there. So try_first parks a perform's receives and
  * sends a lone send only where lua_yieldk is; elsewhere the perform takes

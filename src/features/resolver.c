@@ -15,9 +15,10 @@
  * (cn_prepark), or in a coroutine that the task resumes itself, the waker
  * protocol on the object. When c-ares calls back the answer is copied into
  * the lookup (C strings: no Lua may run inside c-ares, it must not be
- * unwound) and the lookup is listed in loop->dns.done; cn_dns_deliver then
- * wakes its task, from the watcher right after c-ares returns, or from run.c
- * after a timer of the resolver's fired. The continuation turns the strings
+ * unwound) and the lookup is listed in loop->dns.done; deliver then wakes
+ * its task, from the watcher (on_ready) right after c-ares returns, or as
+ * the hook's CN_AT_DELIVER point, which the listing turned on, after a timer
+ * of the resolver's fired. The continuation turns the strings
  * into LuaSocket's values.
  *
  * Giving up: a lookup that times out, or whose task is cancelled or reset,

@@ -7,9 +7,10 @@
  * cheap questions are static inline there, so asking costs nothing.
  *
  * cosock 0.2.0's globals (its cosock.lua) map to this state as follows:
- *   threads            tasks.slots (C) + the tasks table (slot -> record, Lua)
- *   threadnames        record[R_NAME]
- *   threadswaitingfor  task->waits (C) + record[R_WAIT + i] (the objects)
+ *   threads            tasks.slots (C) + the cos array (slot -> coroutine, Lua)
+ *   threadnames        the cos array (slot -> the name given to spawn)
+ *   threadswaitingfor  task->waits (C) + record[R_WAIT + i] (the objects; a
+ *                      task's record: the records table, slot -> record)
  *   readythreads       the ready list (C) + record[R_RECVR], record[R_SENDR]
  *   socketwrappermap   the waiter index (waiters.c): per-fd counts (C) and
  *                      the fdsets table; the project's own wrappers by fd (C)
