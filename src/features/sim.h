@@ -10,13 +10,14 @@
 
 #include "loop.h"
 
+/* Whether the simulation is on (its clock virtual). */
+static inline int cn_sim_on(const cn_loop *lp) { return lp->sim != NULL; }
+
 /* (Both reached through the hook sim.c registers: CN_AT_ORDER's next_ready
  * and CN_AT_SLEEP's sleep, on while the simulation is.)
  * The ready-batch order: takes the next slot of this pass's wake list to
  * resume (drawn from the seed when there is one, else the first), or -1;
  * the record is told of it first. */
-/* Whether the simulation is on (its clock virtual). */
-static inline int cn_sim_on(const cn_loop *lp) { return lp->sim != NULL; }
 int cn_sim_pop(lua_State *L, cn_loop *lp);
 /* The loop would poll for up to timeout seconds (< 0: no limit): instead
  * the virtual clock moves on by timeout. Raises when a real descriptor is
