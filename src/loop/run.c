@@ -413,8 +413,8 @@ static void name_wait_error(lua_State *L, cn_loop *lp) {
   cn_push_label(L, lp, slot);                  /* err, label */
   /* The setwaker that failed is wait nset's (nset counts those that worked). */
   cn_task_push_record(L, lp, slot);            /* err, label, rec or nil */
-  if (lp->park.nset < t->nwait && lua_istable(L, -1) &&
-      lua_rawgeti(L, -1, R_WAIT + lp->park.nset) != LUA_TNIL) {
+  if (cn_parking_nset(lp) < t->nwait && lua_istable(L, -1) &&
+      lua_rawgeti(L, -1, R_WAIT + cn_parking_nset(lp)) != LUA_TNIL) {
     cn_push_object_name(L, -1);
     lua_pushfstring(L, "%s\n(task %s waiting on %s)", e, lua_tostring(L, err + 1), lua_tostring(L, -1));
   } else {
