@@ -2,8 +2,10 @@
  * place. Most are cosock 0.2.0's and LuaSocket's own (a program may match
  * them: they are its interface); Lua reads the same table as
  * cosock.core.messages (core.c), so that cosock.lua recognises what the loop
- * raises without typing the words again. And cn_argerror, the form of every
- * "bad argument" error the C side raises. */
+ * raises without typing the words again. And cn_argerror, luaL_argerror's
+ * form of a "bad argument" error for a function whose name the call's debug
+ * information would not give (see below); elsewhere luaL_argerror and the
+ * luaL_check* family word it. */
 #ifndef COSOCK_MESSAGES_H
 #define COSOCK_MESSAGES_H
 
