@@ -47,10 +47,8 @@ void cn_ls_take(char *tcp, size_t n);
  * object (cn_ls_learn_send); 0 until then. The fast send (cn_ls_send, which
  * gives three) runs only when it is 3. */
 static inline int cn_ls_send_nres(const cn_loop *lp) { return lp->ls.send_nres; }
-/* That send's method returned n > 0 values: the first one to tell is kept. */
-static inline void cn_ls_learn_send(cn_loop *lp, int n) {
-  if (lp->ls.send_nres == 0) lp->ls.send_nres = n;
-}
+/* That send's method returned n > 0 values (asked while it is still 0). */
+static inline void cn_ls_learn_send(cn_loop *lp, int n) { lp->ls.send_nres = n; }
 
 /* Writes data to tcp's socket as LuaSocket's send would (counting the bytes
  * in its sent total): returns how many went (0 when the socket would block),
