@@ -133,7 +133,7 @@ typedef struct cn_loop {
     /* Hints: several writers by design. Each is written where the fact is
      * known: by the features (hooks.h: cn_cause_set around a wake,
      * cn_what_set before a bare wait) and by waiters.c (the fd it is
-     * dispatching); read by the hooks at CN_AT_READY and CN_AT_PARKED (the
+     * dispatching, and a close's cause when closing wakes); read by the hooks at CN_AT_READY and CN_AT_PARKED (the
      * trace, trace.c, which also clears cause and what once read, and when
      * a turn or a trace begins). Plain stores: no call, no listener needed. */
     unsigned char cause;      /* CN_CAUSE_*: why the tasks woken now are woken */
