@@ -133,9 +133,10 @@ typedef struct cn_loop {
     /* Hints: several writers by design. Each is written where the fact is
      * known: by the features (hooks.h: cn_cause_set around a wake,
      * cn_what_set before a bare wait) and by waiters.c (the fd it is
-     * dispatching, and a close's cause when closing wakes); read by the hooks at CN_AT_READY and CN_AT_PARKED (the
-     * trace, trace.c, which also clears cause and what once read, and when
-     * a turn or a trace begins). Plain stores: no call, no listener needed. */
+     * dispatching, and a close's cause when closing wakes); read by the
+     * hooks at CN_AT_READY and CN_AT_PARKED (the trace, trace.c, which also
+     * clears cause and what once read, and when a turn or a trace begins).
+     * Plain stores: no call, no listener needed. */
     unsigned char cause;      /* CN_CAUSE_*: why the tasks woken now are woken */
     unsigned char what;       /* CN_WHAT_*: what the running task is about to wait on */
     int waking;               /* fd * 2 + kind + 1 of the fd being dispatched, 0 none */
