@@ -223,3 +223,24 @@ describe("errors out of run", function()
     end)
   end)
 end)
+
+describe("the loop's fixed words (cosock.core.messages)", function()
+  it("are the words the C objects and the Lua objects raise alike", function()
+    local core = require "cosock.core"
+    local M = core.messages
+    assert.equal("unsupported wake kind: ", M.wake_kind)
+    assert.equal("cosock: out of memory", M.no_memory)
+    local tx, rx = cosock.channel.new()
+    local t = cosock.timer.create_oneshot(10)
+    local sock = cosock.socket.udp()
+    local f = function() end
+    for name, obj in pairs({ channel = rx, timer = t, udp = sock }) do
+      local ok, err = pcall(obj.setwaker, obj, "bogus", f)
+      assert.is_false(ok, name)
+      assert.truthy(tostring(err):find(M.wake_kind .. "bogus", 1, true), name .. ": " .. tostring(err))
+    end
+    t:cancel()
+    sock:close()
+    tx:close()
+  end)
+end)

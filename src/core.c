@@ -203,13 +203,13 @@ int luaopen_cosock_core(lua_State *L) {
   cn_park_open(L, lp);
   cn_waiters_open(L);
   cn_fid_open(L, lp);
-  cn_tobj_init(L, lp);                         /* (the hooks of these three at load, */
-  cn_dns_init(L, lp);                          /*  their functions on first use: open) */
+  cn_tobj_init(L, lp);                         /* (each *_init: its hook at load, its */
+  cn_dns_init(L, lp);                          /*  functions on first use: open) */
   cn_preds_init(L, lp);
   cn_sim_init(L, lp);
   cn_cancel_open(L, lp);
   cn_trace_init(L, lp);
-  cn_taskrec_init(L, lp);                      /* (its functions on first use: open) */
+  cn_taskrec_init(L, lp);
   lua_pushvalue(L, -2);
   lua_pushvalue(L, -2);
   lua_pushcclosure(L, l_open, 2);

@@ -87,7 +87,7 @@ end
 
 function R:setwaker(kind, fn)
   check_self(self, "setwaker")
-  if kind ~= "recvr" then error("unsupported wake kind: " .. tostring(kind), 2) end
+  if kind ~= "recvr" then error(core.messages.wake_kind .. tostring(kind), 2) end
   if fn ~= nil and self._waker ~= nil then
     error("recvr waker already set, sockets can only block one thread per waker kind", 2)
   end

@@ -54,6 +54,32 @@ function m._spawned(co)
   return spawned[co] == true
 end
 
+-- A scope's fields (scoped_run makes it; only this file writes them):
+--   parent        the enclosing scope of its task, or nil
+--   owner         the task (coroutine) that opened it and runs its fn
+--   cos           co -> true: its tasks that have started
+--   handles       handle -> co of each of its tasks not yet ended (true until
+--                 the task first runs); live counts them
+--   subs          the scopes nested in it (a set)
+--   defers        its deferred functions, run last first when it ends
+--   order         its tasks' handles in spawn order (s:results), made at the first
+--   own_deadline  the deadline given to it (monotime), or nil; deadline_at
+--                 the earlier of that and its parent's; grace the seconds a
+--                 cancelled task gets before it is dropped
+--   cancelled     it is cancelled (cancel, a failure, its deadline, its parent)
+--   failed, err   a task or fn raised something other than the cancellation:
+--                 the first such error
+--   expired       its own deadline cut it short (it ends with "timeout")
+--   outer         its own task was cancelled from outside, by handle:cancel()
+--                 or cosock.stop (hard): the cancellation goes on to its parent
+--   cut           a task of it ended by the cancellation, or was dropped;
+--                 defer_cut, a deferred function did: either passes an outer
+--                 cancellation on instead of ending "cancelled"
+--   joining       its own task waits for its tasks (join_all): no cancellation
+--                 or deadline applies to that wait; waker the waker of that wait
+--   ended         scoped_run is done with it: spawn and defer refuse
+--   outcome       what scope.run returned (true, ... | false, err), packed,
+--                 for wait_op; done the cond that op waits on, made at the first
 local S = {}
 S.__index = S
 S.__name = "cosock.scope"
@@ -205,11 +231,6 @@ local function child_ended(s, h, co, r)
   ended(co)
 end
 
--- A task's error with its context, as run() shows a task's error: the
--- message, the traceback of the task's own stack where it raised (cut where
--- this file's frames begin), and "(in task 'name', spawned at file:line)".
--- Values other than strings and numbers (scope.cancelled, a table) and a
--- message that already has a traceback (from a nested scope) stay as they are.
 -- (A frame of this file, or of the calls between the error and here.)
 local function ours(line)
   return line:find("cosock[/\\]scope%.lua:") or line:find("^%s*%[C%]: in function '[%w_.]*pcall'")
@@ -217,6 +238,11 @@ local function ours(line)
     or line:find("^%s*%[C%]: in %?$")
 end
 
+-- A task's error with its context, as run() shows a task's error: the
+-- message, the traceback of the task's own stack where it raised (cut where
+-- this file's frames begin), and "(in task 'name', spawned at file:line)".
+-- Values other than strings and numbers (scope.cancelled, a table) and a
+-- message that already has a traceback (from a nested scope) stay as they are.
 local function add_context(err, co, name, site)
   local tb = debug.traceback(co, "", co == coroutine.running() and 1 or 0)
   -- the frames from the one that raised down to the first of this file's

@@ -171,7 +171,7 @@ end
 --- means the wait ended without one: the node leaves its list.
 function node_methods:setwaker(kind, fn)
   if kind ~= "recvr" then
-    error("unsupported wake kind: " .. tostring(kind), 2)
+    error(core.messages.wake_kind .. tostring(kind), 2)
   end
   if fn == nil then
     self.waker = false

@@ -124,7 +124,7 @@ function trace.task_id(co)
   return c_task_id(co)
 end
 
--- ---- the file format (TRACE-FORMAT: doc/reference.md, "The trace file") ----
+-- ---- the file format (doc/reference.md, "The trace file") ----
 
 -- A field: TAB, newline, carriage return and backslash escaped; nil or
 -- empty is "-".

@@ -71,7 +71,7 @@ int cn_wait_outside_task(lua_State *L);
  * ctx) runs with the stack as it was below them plus the resume values, and
  * its results are the call's. On 5.3 and 5.4 this is lua_yieldk. Elsewhere
  * the function returns instead: a mark, a saved-call object holding the
- * stack and k, and the n values; the Lua function that wraps it (cn_lift)
+ * stack and k, and the n values; the Lua function that wraps it (cn_lift_fields)
  * yields them from Lua and, when resumed, calls the function again with the
  * saved call and the resume values: CN_RESUMABLE, the function's first
  * statement, then restores the stack and runs k. So a function that yields

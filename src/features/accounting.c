@@ -126,8 +126,8 @@ static int l_set_accounting(lua_State *L) {
                       luaL_typename(L, 1));
   if (lua_toboolean(L, 1) && !was) {
     if (lp->acct.alloc == NULL && (lp->acct.alloc = cn_alloc_count_install(L)) == NULL)
-      return luaL_error(L, "cosock: out of memory");
-    if (!grow(lp, cn_tasks_slots(lp))) return luaL_error(L, "cosock: out of memory");
+      return luaL_error(L, CN_MSG_NO_MEMORY);
+    if (!grow(lp, cn_tasks_slots(lp))) return luaL_error(L, CN_MSG_NO_MEMORY);
     cn_hook_set(lp, &acct_hook, CN_AT(CN_AT_FREED), 1); /* (stays on: forget) */
     /* Counted from now: the rest of the current turn is its task's. */
     lp->acct.owner = cn_running(lp) ? cn_task_get(lp, cn_current_slot(lp)) : NULL;
@@ -176,9 +176,9 @@ void cn_acct_push_stats(lua_State *L, cn_loop *lp) {
   int parked = cn_tasks_live(lp) - cn_tasks_runnable(lp) - (cn_current_slot(lp) >= 0);
   lua_pushinteger(L, parked > 0 ? parked : 0);
   lua_setfield(L, -2, "parked");
-  lua_pushinteger(L, (lua_Integer)lp->run.passes);
+  lua_pushinteger(L, (lua_Integer)cn_run_passes(lp));
   lua_setfield(L, -2, "passes");
-  lua_pushinteger(L, (lua_Integer)lp->run.polls);
+  lua_pushinteger(L, (lua_Integer)cn_run_polls(lp));
   lua_setfield(L, -2, "polls");
   if (lp->acct.on) {
     lua_pushnumber(L, secs(lp->acct.loop_ns + (lp->acct.owner == NULL ? pending_ns(lp) : 0)));

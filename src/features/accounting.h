@@ -50,6 +50,12 @@ static inline cn_acct_task *cn_acct_of(cn_loop *lp, const cn_task *t) {
   return a != NULL && a->co == t->co ? a : NULL;
 }
 
+/* When the turn under way began as accounting saw it (its CN_AT_TURN mark)
+ * while accounting is on; else the clock now (the watchdog's start). */
+static inline int64_t cn_acct_mark_or_now(const cn_loop *lp) {
+  return lp->acct.on ? lp->acct.mark_ns : cn_acct_now();
+}
+
 /* A mark: what happened since the last one goes to its owner, and `to`
  * (a task, or NULL for the loop) owns what follows. */
 static inline void cn_acct_mark(cn_loop *lp, cn_task *to) {

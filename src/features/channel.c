@@ -171,7 +171,7 @@ static void close_channel(lua_State *L, const chan_ref *c, int tx) {
   int all = close_wakes(c);
   unsigned char was = cn_cause_set(c->lp, CN_CAUSE_CLOSE); /* (a trace's wake cause) */
   ch->closed = 1;
-  lua_pushliteral(L, "closed");
+  lua_pushliteral(L, CN_MSG_CLOSED);
   lua_pushboolean(L, 1);
   lua_rawset(L, c->link);
   while ((e = cn_line_at(&ch->line, 0)) != NULL) {
@@ -196,7 +196,7 @@ static void close_channel(lua_State *L, const chan_ref *c, int tx) {
 static int first_timeout(lua_State *L, int dl, cn_tmo *tmo) {
   int isnum;
   double v;
-  lua_pushliteral(L, "timeout");
+  lua_pushliteral(L, CN_MSG_TIMEOUT);
   tmo->set = 0;
   if (lua_rawget(L, 1) == LUA_TNIL) {
     lua_pop(L, 1);
@@ -282,7 +282,7 @@ int cn_chan_send_try(lua_State *L, const chan_ref *c, int msg) {
   cn_chan *ch = c->ch;
   if (ch->closed) {
     lua_pushboolean(L, 0);
-    lua_pushliteral(L, "closed");
+    lua_pushliteral(L, CN_MSG_CLOSED);
     return 2;
   }
   /* Room in a bounded channel means nobody is in line (a receive serves the
@@ -614,7 +614,7 @@ static int m_rx_close(lua_State *L) { return close_end(L, 0); }
 static int settimeout_end(lua_State *L, int tx) {
   lua_settop(L, 2);
   cn_chan_locate(L, tx, "settimeout");
-  lua_pushliteral(L, "timeout");
+  lua_pushliteral(L, CN_MSG_TIMEOUT);
   if (!lua_isnil(L, 2)) {
     int isnum;
     lua_Number n = lua_tonumberx(L, 2, &isnum);
@@ -637,7 +637,7 @@ static int m_rx_settimeout(lua_State *L) { return settimeout_end(L, 0); }
 static void check_kind(lua_State *L, const char *want) {
   const char *kind = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
   if (kind == NULL || strcmp(kind, want) != 0)
-    luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
+    cn_wake_kind_error(L, 2);
 }
 
 /* setwaker(kind, nil) with the waker set now on top (popped): is it the

@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 
 #include "hooks.h"
+#include "messages.h"
 #include "chan_state.h"
 #include "channel.h"
 #include "park.h"
@@ -68,7 +69,7 @@ static int bind_receiver(lua_State *L, lua_CFunction fn) {
 static int l_try_fn(lua_State *L) { return bind_receiver(L, bound_try_receive); }
 
 /* Where yields are emulated (Lua 5.1, 5.2, LuaJIT: cn_yieldk) a C function
- * that waits is resumed through a Lua wrapper (cn_lift) outside cosock's own
+ * that waits is resumed through a Lua wrapper (cn_lift_fields) outside cosock's own
  * Lua code as the watchdog sees it: a message its continuation took could
  * be lost to an interrupt there. So try_first parks a perform's receives and
  * sends a lone send only where lua_yieldk is; elsewhere the perform takes
@@ -313,7 +314,7 @@ static int l_try_first_fn(lua_State *L) {
   lua_pushliteral(L, "impl");
   lua_pushvalue(L, 2);
   lua_pushliteral(L, "a");
-  lua_pushliteral(L, "timeout");
+  lua_pushliteral(L, CN_MSG_TIMEOUT);
   lua_pushcclosure(L, try_first, 9);
   return 1;
 }

@@ -16,6 +16,8 @@
 
 #include "embed.h"
 #include "run.h"
+#include "sim.h"
+#include "waiters.h"
 
 #if defined(HAVE_SYS_EPOLL_H) && defined(HAVE_SYS_TIMERFD_H)
 #include <sys/epoll.h>
@@ -51,17 +53,17 @@ static int embed_gc(lua_State *L) {
 /* Watches the loop's poller (moving it to epoll if it polls with select:
  * after set_backend or a reset it may again) and arms the timer. */
 static int embed_apply(cn_loop *lp, cn_embed *e) {
-  cn_poller *p = &lp->waiters.poller;
+  int pfd = cn_fd_epoll(lp);
   struct epoll_event ev;
   struct itimerspec its;
   uint64_t expired;
   double t;
-  if (p->backend != &cn_backend_epoll && cn_poller_switch(p, &cn_backend_epoll) != 0) return -1;
+  if (pfd < 0) return -1;
   memset(&ev, 0, sizeof ev);
   ev.events = EPOLLIN;
   /* Added each time: a reset made a new poller, and the old one's entry
    * went with its file even if the new one has the same number. */
-  if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, cn_epoll_fd(p->state), &ev) != 0 && errno != EEXIST)
+  if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, pfd, &ev) != 0 && errno != EEXIST)
     return -1;
   while (read(e->tfd, &expired, sizeof expired) > 0) {} /* (non-blocking) */
   t = cn_next_timeout(lp);
@@ -87,7 +89,7 @@ int cn_embed_pollfd(lua_State *L) {
   /* The simulation's deadlines are virtual: a host waiting on the timer
    * would wait them in real time, and its step(0) never moves the virtual
    * clock (only a step's wait does), so the program would never get on. */
-  if (lp->sim != NULL)
+  if (cn_sim_on(lp))
     return luaL_error(L, "cosock.pollfd: not available while cosock.sim is on (its clock is "
                          "virtual: drive the loop with cosock.step(cosock.next_timeout() or 0))");
   if (e == NULL) {

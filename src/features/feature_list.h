@@ -1,4 +1,4 @@
-/* features: what the loop offers beyond its core (src/features/), each in
+/* feature_list: what the loop offers beyond its core (src/features/), each in
  * its own file, calling the core (src/loop/) and attaching to it through
  * hooks.h when it must act at a pass's fixed points. core.c, the module
  * entry, opens each one (its *_open adds its functions to cosock.core and

@@ -309,7 +309,7 @@ static int h_setwaker(lua_State *L) {
   const char *kind = lua_tostring(L, 2);
   lua_settop(L, 3);
   if (kind == NULL || kind[0] != 'r' || lua_type(L, 2) != LUA_TSTRING || strcmp(kind, "recvr") != 0)
-    return luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
+    return cn_wake_kind_error(L, 2);
   if (!is_handle(L, lp, 1))
     return luaL_error(L, "bad self to 'setwaker' (thread handle expected, got %s)", luaL_typename(L, 1));
   if (lua_isnil(L, 3)) {
@@ -382,7 +382,7 @@ static int join_k(lua_State *L, int status, lua_KContext ctx) {
   }
   if (cn_wait_end(L, lp, timed_out || (!lua_isnil(L, 3) && lua_tonumber(L, 3) <= cn_clock_now()))) {
     lua_pushnil(L);
-    lua_pushliteral(L, "timeout");
+    lua_pushliteral(L, CN_MSG_TIMEOUT);
     return 2;
   }
   return join_wait(L);

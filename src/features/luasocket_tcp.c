@@ -46,7 +46,7 @@ typedef struct ls_tcp_head {
 
 void cn_ls_init(cn_loop *lp) {
   const char *env = getenv("COSOCK_NO_FAST_PATH");
-  lp->ls.send_nres = 0;                        /* (learnt by the first send: wrapper.c) */
+  lp->ls.send_nres = 0;                        /* (learnt by the first send: cn_ls_learn_send) */
 #ifdef CN_NO_FAST_PATH
   (void)env;
   lp->ls.off = 1;

@@ -42,6 +42,14 @@ int cn_ls_peek_line(char *tcp, const char **line, size_t *len);
 /* Takes n bytes off the front of the buffer, counting them as received. */
 void cn_ls_take(char *tcp, size_t n);
 
+/* How many values LuaSocket's send returns on success (3; a debug build of
+ * LuaSocket: 4), learnt from the first send through its method on a TCP
+ * object (cn_ls_learn_send); 0 until then. The fast send (cn_ls_send, which
+ * gives three) runs only when it is 3. */
+static inline int cn_ls_send_nres(const cn_loop *lp) { return lp->ls.send_nres; }
+/* That send's method returned n > 0 values (asked while it is still 0). */
+static inline void cn_ls_learn_send(cn_loop *lp, int n) { lp->ls.send_nres = n; }
+
 /* Writes data to tcp's socket as LuaSocket's send would (counting the bytes
  * in its sent total): returns how many went (0 when the socket would block),
  * or -1 when LuaSocket's send must run (a closed object, an error). */

@@ -101,7 +101,7 @@ void cn_push_task_waits(lua_State *L, cn_loop *lp, cn_task *t) {
 }
 
 /* thread_states() -> one {co = coroutine, woken = boolean, info = <as in
- * get_thread_metadata>, waits = <see push_waits>, handle = <its handle, if
+ * get_thread_metadata>, waits = <see cn_push_task_waits>, handle = <its handle, if
  * the program still has it>} per live task: woken when
  * the last pass resumed it. For the stall dump, which prints them as cosock
  * 0.2.0 does, and the report after the stall's first line. */

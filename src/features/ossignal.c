@@ -17,6 +17,7 @@
 
 #include <lauxlib.h>
 
+#include "messages.h"
 #include "ossignal.h"
 
 #ifdef HAVE_SYS_SIGNALFD_H
@@ -98,9 +99,8 @@ static int l_open(lua_State *L) {
     const char *name = lua_tostring(L, i);
     int signo = name && lua_type(L, i) == LUA_TSTRING ? signal_number(name) : 0;
     if (signo == 0)
-      return luaL_error(L, "bad argument #%d to 'receiver' (unknown signal '%s': INT, TERM, HUP, "
-                        "QUIT, USR1, USR2, CHLD, WINCH, ALRM or PIPE expected)", i,
-                        name ? name : luaL_typename(L, i));
+      return cn_argerror(L, i, "receiver", "unknown signal '%s': INT, TERM, HUP, QUIT, USR1, "
+                         "USR2, CHLD, WINCH, ALRM or PIPE expected", name ? name : luaL_typename(L, i));
     sigaddset(&mask, signo);
   }
   f = (sigfd *)lua_newuserdata(L, sizeof *f);   /* (may raise: nothing held yet) */

@@ -36,6 +36,7 @@
 #include "hooks.h"
 #include "lib/clock.h"
 #include "mem.h"
+#include "messages.h"
 #include "park.h"
 #include "predicate.h"
 #include "run.h"
@@ -160,9 +161,9 @@ static void reserve(lua_State *L, cn_loop *lp) {
   cn_pwait *w;
   if (lp->preds.n < lp->preds.cap) return;
   cap = lp->preds.cap ? lp->preds.cap * 2 : 16;
-  if (cap <= 0 || (size_t)cap > ((size_t)-1) / sizeof *w) luaL_error(L, "cosock: out of memory");
+  if (cap <= 0 || (size_t)cap > ((size_t)-1) / sizeof *w) luaL_error(L, CN_MSG_NO_MEMORY);
   w = cn_mem_resize(&lp->mem, lp->preds.w, (size_t)lp->preds.cap * sizeof *w, (size_t)cap * sizeof *w);
-  if (w == NULL) luaL_error(L, "cosock: out of memory");
+  if (w == NULL) luaL_error(L, CN_MSG_NO_MEMORY);
   lp->preds.w = w;
   lp->preds.cap = cap;
 }
@@ -341,7 +342,7 @@ static int wait_k(lua_State *L, int status, lua_KContext ctx) {
   if (cn_wait_end(L, lp, timed_out || (!lua_isnil(L, A_DEADLINE) &&
                                        lua_tonumber(L, A_DEADLINE) <= cn_clock_now()))) {
     lua_pushnil(L);
-    lua_pushliteral(L, "timeout");
+    lua_pushliteral(L, CN_MSG_TIMEOUT);
     return 2;
   }
   lua_pushnil(L);
@@ -380,7 +381,7 @@ static int w_setwaker(lua_State *L) {
   const char *kind = lua_tostring(L, 2);
   luaL_checktype(L, 1, LUA_TTABLE);
   if (kind == NULL || strcmp(kind, "recvr") != 0)
-    return luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
+    return cn_wake_kind_error(L, 2);
   lua_settop(L, 3);
   lua_setfield(L, 1, "waker");
   return 0;

@@ -15,9 +15,10 @@
  * (cn_prepark), or in a coroutine that the task resumes itself, the waker
  * protocol on the object. When c-ares calls back the answer is copied into
  * the lookup (C strings: no Lua may run inside c-ares, it must not be
- * unwound) and the lookup is listed in loop->dns.done; cn_dns_deliver then
- * wakes its task, from the watcher right after c-ares returns, or from run.c
- * after a timer of the resolver's fired. The continuation turns the strings
+ * unwound) and the lookup is listed in loop->dns.done; deliver then wakes
+ * its task, from the watcher (on_ready) right after c-ares returns, or as
+ * the hook's CN_AT_DELIVER point, which the listing turned on, after a timer
+ * of the resolver's fired. The continuation turns the strings
  * into LuaSocket's values.
  *
  * Giving up: a lookup that times out, or whose task is cancelled or reset,
@@ -338,7 +339,7 @@ static struct cn_resolver *resolver(lua_State *L, cn_loop *lp) {
   }
   if (r == NULL) {
     luaL_unref(L, LUA_REGISTRYINDEX, anchor);
-    luaL_error(L, "cosock: out of memory");
+    luaL_error(L, CN_MSG_NO_MEMORY);
   }
   status = ares_library_init(ARES_LIB_INIT_ALL);
   if (status != ARES_SUCCESS) {
@@ -365,7 +366,7 @@ static dns_chan *channel(lua_State *L, cn_loop *lp) {
   int mask = ARES_OPT_SOCK_STATE_CB, status;
   if (r->chans != NULL && !r->chans->retired) return r->chans;
   c = cn_mem_resize(&lp->mem, NULL, 0, sizeof *c);
-  if (c == NULL) luaL_error(L, "cosock: out of memory");
+  if (c == NULL) luaL_error(L, CN_MSG_NO_MEMORY);
   memset(c, 0, sizeof *c);
   c->lp = lp;
   c->r = r;
@@ -373,7 +374,7 @@ static dns_chan *channel(lua_State *L, cn_loop *lp) {
   c->x.fire = chan_fire;
   if (cn_xtimer_reserve(lp) != 0) {
     cn_mem_free(&lp->mem, c, sizeof *c);
-    luaL_error(L, "cosock: out of memory");
+    luaL_error(L, CN_MSG_NO_MEMORY);
   }
   memset(&o, 0, sizeof o);
   o.sock_state_cb = sock_state;
@@ -470,7 +471,7 @@ static int box_setwaker(lua_State *L) {
                       luaL_typename(L, 1));
   k = b->look;
   if (kind == NULL || strcmp(kind, "recvr") != 0)
-    return luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
+    return cn_wake_kind_error(L, 2);
   if (lua_isnil(L, 3)) {
     take_waker(L, lp, k, 1);
     return 0;
@@ -526,7 +527,7 @@ static cn_dnslook *new_lookup(lua_State *L, cn_loop *lp, dns_chan *c, int op) {
   lua_setmetatable(L, -2);
   lp->dns.nboxes++;
   k = cn_mem_resize(&lp->mem, NULL, 0, sizeof *k);
-  if (k == NULL) luaL_error(L, "cosock: out of memory");
+  if (k == NULL) luaL_error(L, CN_MSG_NO_MEMORY);
   memset(k, 0, sizeof *k);
   k->op = (unsigned char)op;
   k->slot = -1;
@@ -546,7 +547,7 @@ static cn_dnslook *new_lookup(lua_State *L, cn_loop *lp, dns_chan *c, int op) {
 static int timed_out(lua_State *L) {
   cn_wait_end(L, cn_loop_get(L), 1);
   lua_pushnil(L);
-  lua_pushliteral(L, "timeout");
+  lua_pushliteral(L, CN_MSG_TIMEOUT);
   return 2;
 }
 
@@ -768,7 +769,7 @@ static int l_config(lua_State *L) {
   luaL_argcheck(L, tries >= 0 && tries <= 100, 3, "count between 0 and 100 expected");
   if (servers != NULL) {
     copy = cn_mem_resize(&lp->mem, NULL, 0, len + 1);
-    if (copy == NULL) return luaL_error(L, "cosock: out of memory");
+    if (copy == NULL) return luaL_error(L, CN_MSG_NO_MEMORY);
     memcpy(copy, servers, len + 1);
   }
   cn_mem_free(&lp->mem, r->servers, r->serverslen);

@@ -27,6 +27,7 @@
 #include <lauxlib.h>
 
 #include "hooks.h"
+#include "messages.h"
 #include "park.h"
 #include "run.h"
 #include "sigwait.h"
@@ -88,7 +89,7 @@ static void reserve(lua_State *L, sig_state *st, int slot) {
   sig_ent *e;
   if (slot < st->cap) return;
   while (cap <= slot) {
-    if (cap > 0x3fffffff / (int)sizeof *e) luaL_error(L, "cosock: out of memory");
+    if (cap > 0x3fffffff / (int)sizeof *e) luaL_error(L, CN_MSG_NO_MEMORY);
     cap *= 2;
   }
   e = (sig_ent *)lua_newuserdata(L, (size_t)cap * sizeof *e);
@@ -402,7 +403,7 @@ static int s_fire(lua_State *L) {
     e = &st->ent[slot];
     e->woken = 1;
     e->by_one = (unsigned char)one;
-    e->epoch = lp->tasks.epoch;
+    e->epoch = cn_tasks_epoch(lp);
     n++;
     was = cn_cause_set(lp, CN_CAUSE_SIGNAL);   /* (a trace's wake cause) */
     cn_deliver(L, lp, t, 0);                   /* (cannot raise) */
@@ -445,7 +446,7 @@ int cn_sigwait_cancelled(lua_State *L, int slot) {
   e = &st->ent[slot];
   /* (all()'s signal reached the others; a wake from before a reset() is
    * forgotten with its task) */
-  pass = e->woken && e->by_one && e->epoch == st->lp->tasks.epoch;
+  pass = e->woken && e->by_one && e->epoch == cn_tasks_epoch(st->lp);
   e->woken = e->by_one = 0;
   if (lua_rawgeti(L, top + 1, slot) != LUA_TTABLE) pass = 0; /* top + 3: the node */
   if (e->own) {                                /* its arguments: in argsof (not kept alive) */

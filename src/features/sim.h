@@ -10,6 +10,9 @@
 
 #include "loop.h"
 
+/* Whether the simulation is on (its clock virtual). */
+static inline int cn_sim_on(const cn_loop *lp) { return lp->sim != NULL; }
+
 /* (Both reached through the hook sim.c registers: CN_AT_ORDER's next_ready
  * and CN_AT_SLEEP's sleep, on while the simulation is.)
  * The ready-batch order: takes the next slot of this pass's wake list to

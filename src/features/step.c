@@ -69,9 +69,9 @@ static int l_task_handles(lua_State *L) {
   int slot, n = 0;
   lua_settop(L, 0);
   lua_newtable(L);                             /* 1: the list */
-  for (slot = 0; slot < lp->tasks.nslots; slot++) {
+  for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
     cn_task *t = cn_task_get(lp, slot);
-    unsigned epoch = lp->tasks.epoch;
+    unsigned epoch = cn_tasks_epoch(lp);
     if (t == NULL) continue;
     luaL_checkstack(L, 6, NULL);
     cn_task_push_handle(L, lp, slot);          /* 2 */
@@ -81,7 +81,7 @@ static int l_task_handles(lua_State *L) {
       cn_hooks_new_handle(L, lp, 3, 4);        /* 5; may run finalizers */
       /* The task's handle from now on, unless a finalizer ended the task
        * or reset the loop meanwhile (then the handle reads as ended). */
-      if (epoch == lp->tasks.epoch && (t = cn_task_get(lp, slot)) != NULL &&
+      if (epoch == cn_tasks_epoch(lp) && (t = cn_task_get(lp, slot)) != NULL &&
           t->co == lua_tothread(L, 4))
         cn_task_set_handle(L, lp, t, 5);
       lua_replace(L, 2);

@@ -7,8 +7,8 @@
 
 #include "loop.h"
 
-/* Adds step, next_timeout and pollfd to the module table on top (the loop
- * just below it). */
+/* Adds step, next_timeout, pollfd and task_handles to the module table on
+ * top (the loop just below it). */
 void cn_step_open(lua_State *L);
 
 #endif

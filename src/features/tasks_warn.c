@@ -246,7 +246,7 @@ static int l_tasks_list(lua_State *L) {
     if (t == NULL) continue;
     luaL_checkstack(L, 6, NULL);
     lua_createtable(L, 0, 13);
-    if (!lua_checkstack(t->co, 1)) luaL_error(L, "cosock: out of memory");
+    if (!lua_checkstack(t->co, 1)) luaL_error(L, CN_MSG_NO_MEMORY);
     cn_task_push_co(L, t);
     lua_setfield(L, -2, "co");
     cn_task_push_name(L, lp, slot);
@@ -303,7 +303,7 @@ static int l_tasks_unbounded(lua_State *L) {
     if (t == NULL || t->state != T_PARKED || t->armed) continue;
     luaL_checkstack(L, 6, NULL);
     lua_createtable(L, 0, 6);
-    if (!lua_checkstack(t->co, 1)) luaL_error(L, "cosock: out of memory");
+    if (!lua_checkstack(t->co, 1)) luaL_error(L, CN_MSG_NO_MEMORY);
     cn_task_push_co(L, t);
     lua_setfield(L, -2, "co");
     lua_pushinteger(L, (lua_Integer)slot + 1);
@@ -447,7 +447,7 @@ void cn_taskrec_open(lua_State *L, cn_loop *lp) {
       cn_unref(L, &q);
       cn_unref(L, &f);
       cn_unref(L, &c);
-      luaL_error(L, "cosock: out of memory");
+      luaL_error(L, CN_MSG_NO_MEMORY);
       return;
     }
     memset(r, 0, sizeof *r);

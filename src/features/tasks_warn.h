@@ -15,8 +15,8 @@
 /* At load: registers the hook (its points off). */
 void cn_taskrec_init(lua_State *L, cn_loop *lp);
 /* On first use (core.open "tasks", by cosock.tasks): adds tasks_list,
- * tasks_warn, tasks_warn_state to the module on top (the loop below it),
- * and turns the stamps on. */
+ * tasks_warn, tasks_stamps, tasks_unbounded and tasks_site to the module on
+ * top (the loop below it), and turns the stamps on. */
 void cn_taskrec_open(lua_State *L, cn_loop *lp);
 
 #endif

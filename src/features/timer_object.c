@@ -238,7 +238,7 @@ static int m_setwaker(lua_State *L) {
   const char *kind = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : NULL;
   lua_settop(L, 3);
   if (kind == NULL || strcmp(kind, "recvr") != 0)
-    return luaL_error(L, "unsupported wake kind: %s", luaL_tolstring(L, 2, NULL));
+    return cn_wake_kind_error(L, 2);
   if (lua_isnil(L, 3)) {
     take_waker(L, lp, t, 1);
     return 0;
@@ -320,7 +320,7 @@ static int create(lua_State *L, int interval) {
   th_node_init(&t->x.node);
   t->x.fire = fire;
   /* No metatable (so no __gc) until the heap room is there. */
-  if (cn_xtimer_reserve(lp) != 0) return luaL_error(L, "cosock: out of memory");
+  if (cn_xtimer_reserve(lp) != 0) return luaL_error(L, CN_MSG_NO_MEMORY);
   t->reserved = 1;
   cn_push_ref(L, lp->timers.r_mt);
   lua_setmetatable(L, -2);

@@ -12,6 +12,10 @@
 #include "hooks.h"
 #include "loop.h"
 
+/* The registry reference of this loop's timer metatable, 0 before
+ * cosock.timer is first opened (a wait's object is a timer object when its
+ * metatable is that one: the trace asks). */
+static inline int cn_tobj_mt_ref(const cn_loop *lp) { return lp->timers.r_mt; }
 /* At load: the anchor of the timers a task waits on, and the hook. */
 void cn_tobj_init(lua_State *L, cn_loop *lp);
 /* On first use (core.open "timer"): adds timer_oneshot, timer_interval,

@@ -19,6 +19,7 @@
 #include "names.h"
 #include "park.h"
 #include "task.h"
+#include "timer_object.h"
 #include "trace.h"
 #include "waiters.h"
 
@@ -331,7 +332,7 @@ static void wait_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *
     } else if (t->waits[0].fd >= 0) {
       what = t->waits[0].kind == K_RECV ? CN_WHAT_RECV : CN_WHAT_SEND;
       b = t->waits[0].fd * 2 + t->waits[0].kind + 1;
-    } else if (!t->bare && lp->timers.r_mt != 0 && lua_checkstack(L, 4)) {
+    } else if (!t->bare && cn_tobj_mt_ref(lp) != 0 && lua_checkstack(L, 4)) {
       /* one object with no fd: a timer object of cosock.timer? (nothing here
        * allocates or calls Lua) */
       int top = lua_gettop(L);
@@ -339,7 +340,7 @@ static void wait_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *
       cn_task_push_record(L, lp, t->slot);
       if (lua_istable(L, -1) && lua_rawgeti(L, -1, R_WAIT) != LUA_TNIL &&
           lua_getmetatable(L, -1)) {
-        cn_push_ref(L, lp->timers.r_mt);
+        cn_push_ref(L, cn_tobj_mt_ref(lp));
         if (lua_rawequal(L, -1, -2)) what = CN_WHAT_TIMER;
       }
       lua_settop(L, top);

@@ -1,12 +1,13 @@
 /* trace: cosock.trace's recording (trace.c owns loop->trace). While a trace
  * is on, the hook's points (hooks.h: SPAWN, RESUME, PARKED, READY, ENDED,
- * FREED, DROPPED, TIMED, POLL, POLLED, TURN) each write one fixed-size
+ * FREED, TIMED, POLL, POLLED) each write one fixed-size
  * record into a buffer of the size the program chose: the first `size`
  * events are kept, the rest counted (dropped). A record holds numbers only;
  * its strings (names, sites, errors, details) are interned in a Lua table the
  * trace anchors, and the record holds their index. Off, no point is on: the
  * trace costs nothing per pass. lua/cosock/trace.lua is the program's API;
- * TRACE-FORMAT (doc/reference.md, "cosock.trace") the contract. */
+ * the contract is doc/reference.md's "Module cosock.trace" (its file
+ * format: "The trace file" there, and doc/tracing.md's "The file format"). */
 #ifndef COSOCK_TRACE_H
 #define COSOCK_TRACE_H
 

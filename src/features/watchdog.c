@@ -27,7 +27,7 @@ static void wd_hook(lua_State *L, lua_Debug *ar);
 
 void cn_wd_watch_(cn_loop *lp, lua_State *co) {
   lua_Hook h = lua_gethook(co);
-  int64_t now = lp->acct.on ? lp->acct.mark_ns : cn_acct_now(); /* (the turn's mark) */
+  int64_t now = cn_acct_mark_or_now(lp);
   if (h == wd_hook) h = NULL;                  /* copied from the coroutine that made co */
   lp->wd.saved = h;
   lp->wd.saved_mask = h ? lua_gethookmask(co) : 0;

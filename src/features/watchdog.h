@@ -31,8 +31,8 @@ static inline void cn_wd_unwatch(cn_loop *lp) {
   if (lp->wd.co) cn_wd_unwatch_(lp);
 }
 
-/* Adds set_watchdog to the module table on top (the loop just below it) and
- * attaches the hook. */
+/* Adds set_watchdog and watchdog_library to the module table on top (the
+ * loop just below it) and attaches the hook. */
 void cn_wd_open(lua_State *L, cn_loop *lp);
 
 #endif

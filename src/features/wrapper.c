@@ -483,7 +483,7 @@ static int send_direct(lua_State *L, cn_loop *lp) {
   const char *data;
   long n;
   char *tcp;
-  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || lp->ls.send_nres != 3 ||
+  if (!lua_isnil(L, SD_I) || !lua_isnil(L, SD_J) || cn_ls_send_nres(lp) != 3 ||
       (tcp = cn_ls_tcp(L, lp, SD_INNER)) == NULL)
     return -1;
   data = lua_tolstring(L, SD_DATA, &len);
@@ -547,8 +547,8 @@ static int w_send(lua_State *L) {
       done = send_try(L, SD_I);
       /* How many values LuaSocket's send returns, learnt on its first
        * success: the fast path gives three, so runs only when that is all. */
-      if (done > 0 && lp->ls.send_nres == 0 && cn_ls_tcp(L, lp, SD_INNER) != NULL)
-        lp->ls.send_nres = done;
+      if (done > 0 && cn_ls_send_nres(lp) == 0 && cn_ls_tcp(L, lp, SD_INNER) != NULL)
+        cn_ls_learn_send(lp, done);
     }
     /* The next receive on self in this task waits first (see w_receive). */
     if (t) t->sent_by = lua_topointer(L, SD_SELF);

@@ -77,8 +77,9 @@ enum {
 };
 /* What a task is about to wait on, where the yield does not say it (a wait
  * a feature parks bare, with no fd: a channel's, a lookup's): the feature
- * sets lp->hooks.what just before it yields (cn_what_set). Read and cleared
- * at CN_AT_PARKED; cleared when a turn begins. */
+ * sets lp->hooks.what just before it yields (cn_what_set). The trace's hook
+ * (the one reader, while it records) reads and clears it at CN_AT_PARKED,
+ * and clears it when a turn begins (CN_AT_RESUME). */
 enum {
   CN_WHAT_NONE, CN_WHAT_RECV, CN_WHAT_SEND, CN_WHAT_SELECT, CN_WHAT_CHANNEL_RECV,
   CN_WHAT_CHANNEL_SEND, CN_WHAT_SLEEP, CN_WHAT_TIMER, CN_WHAT_LOCK, CN_WHAT_SCOPE,

@@ -7,9 +7,10 @@
  * cheap questions are static inline there, so asking costs nothing.
  *
  * cosock 0.2.0's globals (its cosock.lua) map to this state as follows:
- *   threads            tasks.slots (C) + the tasks table (slot -> record, Lua)
- *   threadnames        record[R_NAME]
- *   threadswaitingfor  task->waits (C) + record[R_WAIT + i] (the objects)
+ *   threads            tasks.slots (C) + the cos array (slot -> coroutine, Lua)
+ *   threadnames        the cos array (slot -> the name given to spawn)
+ *   threadswaitingfor  task->waits (C) + record[R_WAIT + i] (the objects; a
+ *                      task's record: the records table, slot -> record)
  *   readythreads       the ready list (C) + record[R_RECVR], record[R_SENDR]
  *   socketwrappermap   the waiter index (waiters.c): per-fd counts (C) and
  *                      the fdsets table; the project's own wrappers by fd (C)
@@ -129,9 +130,13 @@ typedef struct cn_loop {
     /* Per point: the first and last hook that has it on (cn_at_call walks
      * only those; lo > hi when none). At most 32 points. */
     unsigned char lo[32], hi[32];
-    /* Hints written by the features (hooks.h: cn_cause_set, cn_what_set) and
-     * by waiters.c (the fd being woken), read by the hooks at CN_AT_READY
-     * and CN_AT_PARKED. */
+    /* Hints: several writers by design. Each is written where the fact is
+     * known: by the features (hooks.h: cn_cause_set around a wake,
+     * cn_what_set before a bare wait) and by waiters.c (the fd it is
+     * dispatching, and a close's cause when closing wakes); read by the
+     * hooks at CN_AT_READY and CN_AT_PARKED (the trace, trace.c, which also
+     * clears cause and what once read, and when a turn or a trace begins).
+     * Plain stores: no call, no listener needed. */
     unsigned char cause;      /* CN_CAUSE_*: why the tasks woken now are woken */
     unsigned char what;       /* CN_WHAT_*: what the running task is about to wait on */
     int waking;               /* fd * 2 + kind + 1 of the fd being dispatched, 0 none */

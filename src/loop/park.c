@@ -181,7 +181,7 @@ static void ensure_waits(lua_State *L, cn_loop *lp, cn_task *t, int n) {
   } else {
     w = cn_mem_resize(&lp->mem, t->waits, (size_t)t->capwait * sizeof *w, (size_t)cap * sizeof *w);
   }
-  if (w == NULL) luaL_error(L, "cosock: out of memory");
+  if (w == NULL) luaL_error(L, CN_MSG_NO_MEMORY);
   t->waits = w;
   t->capwait = cap;
 }

@@ -96,6 +96,9 @@ void cn_park_clear(cn_loop *lp);
 static inline int cn_parking(const cn_loop *lp, int slot) { return lp->park.parking == slot; }
 /* The slot being parked, -1 when none. */
 static inline int cn_parking_slot(const cn_loop *lp) { return lp->park.parking; }
+/* The waits of the task being parked whose wakers were set so far (the
+ * next one's setwaker is the one that failed, when parking raised). */
+static inline int cn_parking_nset(const cn_loop *lp) { return lp->park.nset; }
 
 /* True when the value at idx is a waker of this loop's whose wait is over
  * (false for any other value): an object that keeps several wakers drops

@@ -42,7 +42,7 @@ static void task_returned(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co, 
   if (!lua_checkstack(L, n + LUA_MINSTACK)) {  /* no room for its results: they cannot be kept */
     lua_settop(co, 0);
     cn_task_free(L, lp, t);
-    lua_pushliteral(L, "cosock: out of memory (keeping a task's results)");
+    lua_pushliteral(L, CN_MSG_NO_MEMORY " (keeping a task's results)");
     /* Its joiners see it fail with the error run raises (not wait for ever). */
     cn_hooks_task_end(L, lp, base, CN_ENDED_RAISED, base + 1, 1);
     lua_error(L);
@@ -64,7 +64,7 @@ static void task_raised(lua_State *L, cn_loop *lp, cn_task *t, lua_State *co) {
   int hooked = t->hooked, how;
   if (!lua_checkstack(L, 8)) {                 /* no room: the task goes all the same */
     cn_task_free(L, lp, t);
-    luaL_error(L, "cosock: out of memory");
+    luaL_error(L, CN_MSG_NO_MEMORY);
   }
   cn_task_push_handle(L, lp, t->slot);         /* base+1: handle or nil */
   cn_task_push_name(L, lp, t->slot);           /* base+2 */
@@ -134,7 +134,7 @@ static void resume_one(lua_State *L, cn_loop *lp, int slot) {
   t->state = T_RUNNING;
   t->last_wake = (long long)time(NULL);
   t->last_pass = lp->run.pass;
-  if (!lua_checkstack(co, 3)) luaL_error(L, "cosock: out of memory");
+  if (!lua_checkstack(co, 3)) luaL_error(L, CN_MSG_NO_MEMORY);
   if (timed_out) {                             /* a timed-out wait has no lists */
     lua_pushnil(co);
     lua_pushnil(co);
@@ -413,8 +413,8 @@ static void name_wait_error(lua_State *L, cn_loop *lp) {
   cn_push_label(L, lp, slot);                  /* err, label */
   /* The setwaker that failed is wait nset's (nset counts those that worked). */
   cn_task_push_record(L, lp, slot);            /* err, label, rec or nil */
-  if (lp->park.nset < t->nwait && lua_istable(L, -1) &&
-      lua_rawgeti(L, -1, R_WAIT + lp->park.nset) != LUA_TNIL) {
+  if (cn_parking_nset(lp) < t->nwait && lua_istable(L, -1) &&
+      lua_rawgeti(L, -1, R_WAIT + cn_parking_nset(lp)) != LUA_TNIL) {
     cn_push_object_name(L, -1);
     lua_pushfstring(L, "%s\n(task %s waiting on %s)", e, lua_tostring(L, err + 1), lua_tostring(L, -1));
   } else {

@@ -14,10 +14,12 @@ int cn_run_step(lua_State *L, cn_loop *lp, double cap);
  * no deadline is armed (only an fd or code outside the loop can give it
  * work) or nothing is left. For cosock.next_timeout and pollfd's timer. */
 double cn_next_timeout(cn_loop *lp);
-/* Adds set_stall_hook to the module table on top (the loop just below it). */
+/* Adds run, set_stall_hook, set_error_handler and blocked_on_closed to the
+ * module table on top (the loop just below it). */
 void cn_run_open(lua_State *L, cn_loop *lp);
 void cn_run_free(lua_State *L, cn_loop *lp);
-/* Forgets the error handler (for reset). Cannot fail. */
+/* For reset: forgets the error handler, the counts of passes and polls and
+ * a block on a closed socket. Cannot fail. */
 void cn_run_reset(lua_State *L, cn_loop *lp);
 
 static inline int cn_running(const cn_loop *lp) { return lp->run.running; }
@@ -51,6 +53,9 @@ static inline int cn_woken_last_pass(const cn_loop *lp, const cn_task *t) {
 static inline unsigned cn_pass_number(const cn_loop *lp) { return lp->run.pass; }
 /* Whether this pass resumed tasks (for the hooks at CN_AT_RESUMES_DONE). */
 static inline int cn_pass_ran(const cn_loop *lp) { return lp->run.ran; }
+/* The passes and the polls since load or reset (stats). */
+static inline uint64_t cn_run_passes(const cn_loop *lp) { return lp->run.passes; }
+static inline uint64_t cn_run_polls(const cn_loop *lp) { return lp->run.polls; }
 /* (Which task the loop resumes: task.h, cn_current_slot and cn_own_task.) */
 
 #endif

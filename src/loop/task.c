@@ -10,6 +10,7 @@
 
 #include "hooks.h"
 #include "mem.h"
+#include "messages.h"
 #include "task.h"
 
 static void list_push(cn_loop *lp, unsigned char which, cn_task *t);
@@ -129,10 +130,10 @@ static int reserve_slot(lua_State *L, cn_loop *lp) {
   if (!grow_arrays(L, lp, cap)) return 0;
   /* Each task has at most one armed timer: push can then never fail. */
   if (th_reserve(&lp->tasks.timers, (size_t)cap + lp->tasks.nxreserved) != 0)
-    luaL_error(L, "cosock: out of memory");
+    luaL_error(L, CN_MSG_NO_MEMORY);
   slots = cn_mem_resize(&lp->mem, lp->tasks.slots, (size_t)lp->tasks.capslots * sizeof *slots,
                         (size_t)cap * sizeof *slots);
-  if (slots == NULL) luaL_error(L, "cosock: out of memory");
+  if (slots == NULL) luaL_error(L, CN_MSG_NO_MEMORY);
   lp->tasks.slots = slots;
   lp->tasks.capslots = cap;
   return 1;
@@ -144,7 +145,7 @@ static cn_task *new_struct(lua_State *L, cn_loop *lp) {
   cn_task *t;
   if (lp->tasks.blocks == NULL || lp->tasks.blockused == TASK_BLOCK) {
     struct cn_task_block *b = cn_mem_resize(&lp->mem, NULL, 0, sizeof *b);
-    if (b == NULL) luaL_error(L, "cosock: out of memory");
+    if (b == NULL) luaL_error(L, CN_MSG_NO_MEMORY);
     b->next = lp->tasks.blocks;
     lp->tasks.blocks = b;
     lp->tasks.blockused = 0;

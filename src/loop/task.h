@@ -71,9 +71,10 @@ typedef struct cn_task {
   unsigned last_pass;       /* the pass that last resumed it (see cn_woken_last_pass) */
   /* task.c */
   unsigned char armed;
-  unsigned char state;
+  unsigned char state;      /* task_state: several writers by design, one per move
+                             * (see the top: task.c, run.c, handle.c, park.c) */
   unsigned char list;       /* L_NONE, L_A, L_B */
-  /* park.c */
+  /* park.c, and task.c when the timer fires (see the top) */
   unsigned char timed_out;
   unsigned char internal;   /* a wrapper's own retry wait (see CN_INTERNAL) */
   unsigned char bare;       /* parked by cn_prepark: one native wait, no record entries */
@@ -82,7 +83,7 @@ typedef struct cn_task {
   unsigned char tmo;
   /* the core: whether the hooks' task questions are asked about it
    * (hooks.h: non-zero; its bits are the feature's that set it: cancel.c's
-   * CN_SCOPED, CN_CANCELLED). */
+   * CN_SCOPED, CN_CANCELLED, CN_BY_HANDLE; task.c zeroes it at spawn). */
   unsigned char hooked;
   cn_wait wait1;
   /* task.c: the timer. It stays queued after a wait ends (unarmed) and a
@@ -155,6 +156,9 @@ static inline int cn_tasks_runnable(const cn_loop *lp) {
 }
 /* One past the highest slot ever used (for a walk over every task). */
 static inline int cn_tasks_slots(const cn_loop *lp) { return lp->tasks.nslots; }
+/* Bumped by each reset: a slot or wait read before a different epoch names
+ * a task of before the reset. */
+static inline unsigned cn_tasks_epoch(const cn_loop *lp) { return lp->tasks.epoch; }
 
 void cn_tasks_init(lua_State *L, cn_loop *lp);
 /* Pushes the three new tables a reset needs (may raise). */

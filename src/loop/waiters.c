@@ -81,7 +81,7 @@ static int grow_fds_to(cn_loop *lp, int fd) {
 static void grow_fds(lua_State *L, cn_loop *lp, int fd) {
   if (grow_fds_to(lp, fd) == 0) return;
   if (errno == ERANGE) luaL_error(L, "cosock: descriptor %d is too large", fd);
-  luaL_error(L, "cosock: out of memory");
+  luaL_error(L, CN_MSG_NO_MEMORY);
 }
 
 /* Pushes fdsets[key], creating it when create is set (else pushes nil). */
@@ -483,7 +483,7 @@ void cn_fd_late_add(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
     int cap = n ? n * 2 : 8;
     struct cn_late *p = cn_mem_resize(&lp->mem, lp->waiters.late, (size_t)n * sizeof *p,
                                       (size_t)cap * sizeof *p);
-    if (p == NULL) luaL_error(L, "cosock: out of memory");
+    if (p == NULL) luaL_error(L, CN_MSG_NO_MEMORY);
     lp->waiters.late = p;
     lp->waiters.caplate = cap;
   }
@@ -653,6 +653,14 @@ static int l_set_backend(lua_State *L) {
   lp->waiters.backend0 = b; /* reset keeps it */
   return 0;
 }
+
+#ifdef HAVE_SYS_EPOLL_H
+int cn_fd_epoll(cn_loop *lp) {
+  cn_poller *p = &lp->waiters.poller;
+  if (cn_poller_switch(p, &cn_backend_epoll) != 0) return -1; /* (none to make when it is) */
+  return cn_epoll_fd(p->state);
+}
+#endif
 
 void cn_waiters_open(lua_State *L) {
   static const luaL_Reg funcs[] = {

@@ -78,6 +78,14 @@ static inline const char *cn_fd_backend(const cn_loop *lp) {
   return lp->waiters.poller.backend->name;
 }
 
+#ifdef HAVE_SYS_EPOLL_H
+/* The epoll descriptor of the loop's poller (cosock.pollfd watches it),
+ * moving the poller to epoll first when it polls with select; reset goes
+ * back to the backend set_backend chose. -1 with errno when the move fails
+ * (the poller is then unchanged). */
+int cn_fd_epoll(cn_loop *lp);
+#endif
+
 /* Makes the poller (with backend b) and the tables; -1 with errno set when
  * the poller cannot be made. */
 int cn_waiters_init(lua_State *L, cn_loop *lp, const cn_backend *b);

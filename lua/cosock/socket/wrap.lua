@@ -89,7 +89,7 @@ end
 function M.setwaker(self, kind, fn)
   local field = WAKER_FIELD[kind]
   if field == nil then
-    error("unsupported wake kind: " .. tostring(kind))
+    error(core.messages.wake_kind .. tostring(kind))
   end
   if fn ~= nil and self[field] ~= nil then
     error(kind .. " waker already set, sockets can only block one thread per waker kind")
