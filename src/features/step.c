@@ -45,10 +45,10 @@ static int l_step(lua_State *L) {
     if (isinf(cap)) cap = -1;
   }
   lua_settop(L, 0);
-  polls = lp->run.polls;
+  polls = cn_run_polls(lp);
   cn_run_step(L, lp, cap);
   cn_embed_sync(L, lp);
-  lua_pushinteger(L, lp->run.polls != polls ? cn_fd_nready(lp) : 0);
+  lua_pushinteger(L, cn_run_polls(lp) != polls ? cn_fd_nready(lp) : 0);
   return 2;
 }
 
