@@ -16,6 +16,8 @@
 --   H.buffer(who)           a say(...) that keeps its lines for H.flush (for tasks
 --                           that may print in the same pass, in an order cosock
 --                           leaves open); H.flush(who...) prints them, by task
+--   H.make_cert(dir)        a self-signed certificate made now with openssl in
+--                           dir (made if missing): {key = file, certificate = file}
 --   H.watchdog(s, done, fin)  a task that calls fin() once done() is true, or
 --                           after s seconds calls fin(), says so and exits
 -- The third-party code is loaded from the checkouts as it is; the stubs in
@@ -102,6 +104,18 @@ function H.watchdog(seconds, done, fin)
     end
     fin()
   end)
+end
+
+-- A fresh key and self-signed certificate (CA:TRUE, so a client may also
+-- verify against it as its cafile), made with openssl at run time: nothing
+-- secret is kept in the repository.
+function H.make_cert(dir)
+  os.execute("mkdir -p '" .. dir .. "'")
+  local key, cert = dir .. "/key.pem", dir .. "/cert.pem"
+  local cmd = string.format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+    .. "-keyout '%s' -out '%s' -days 2 -subj /CN=127.0.0.1 >/dev/null 2>&1", key, cert)
+  assert(os.execute(cmd), "openssl could not make a certificate")
+  return { key = key, certificate = cert }
 end
 
 function H.listen()
