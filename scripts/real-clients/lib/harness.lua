@@ -18,6 +18,9 @@
 --                           leaves open); H.flush(who...) prints them, by task
 --   H.make_cert(dir)        a self-signed certificate made now with openssl in
 --                           dir (made if missing): {key = file, certificate = file}
+--   H.redirect_udp(ip, port, to_port)  make the udp sockets cosock.socket.udp
+--                           creates from now on send what the code sends to
+--                           ip:port (a multicast group) to 127.0.0.1:to_port
 --   H.watchdog(s, done, fin)  a task that calls fin() once done() is true, or
 --                           after s seconds calls fin(), says so and exits
 -- The third-party code is loaded from the checkouts as it is; the stubs in
@@ -116,6 +119,24 @@ function H.make_cert(dir)
     .. "-keyout '%s' -out '%s' -days 2 -subj /CN=127.0.0.1 >/dev/null 2>&1", key, cert)
   assert(os.execute(cmd), "openssl could not make a certificate")
   return { key = key, certificate = cert }
+end
+
+-- The code under test is not touched: only the sockets it is given send
+-- elsewhere.
+function H.redirect_udp(ip, port, to_port)
+  local socket = require "cosock.socket"
+  local udp = socket.udp
+  socket.udp = function(...)
+    local s, err = udp(...)
+    if s then
+      local sendto = s.sendto
+      s.sendto = function(self, data, dip, dport)
+        if dip == ip and tonumber(dport) == port then dip, dport = "127.0.0.1", to_port end
+        return sendto(self, data, dip, dport)
+      end
+    end
+    return s, err
+  end
 end
 
 function H.listen()
