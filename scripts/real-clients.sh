@@ -72,6 +72,8 @@ for p in $list; do
 		luncheon) [ -n "$RC_LUNCHEON" ] || missing="$missing --luncheon" ;;
 		neturl) [ -n "$RC_NETURL" ] || missing="$missing --neturl" ;;
 		st_edge) [ -n "$RC_ST_EDGE" ] || missing="$missing --st-edge" ;;
+		st_edge_xml2lua) [ -f "$RC_ST_EDGE/modules/xml2lua/xml2lua.lua" ] ||
+			missing="$missing --st-edge(with-its-modules/xml2lua-submodule)" ;;
 		lustre) [ -n "$RC_LUSTRE" ] || missing="$missing --lustre" ;;
 		mqtt_devices) [ -n "$RC_MQTT_DEVICES" ] || missing="$missing --mqtt-devices" ;;
 		esac
