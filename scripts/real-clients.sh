@@ -7,15 +7,15 @@
 # part of `make check`.
 #   scripts/real-clients.sh --cosock DIR [--edge-drivers DIR] [--luxure DIR]
 #       [--luncheon DIR] [--neturl DIR] [--st-edge DIR] [--lustre DIR]
-#       [--mqtt-devices DIR] [NAME...]
+#       [--mqtt-devices DIR] [--xml2lua DIR] [NAME...]
 # A case whose checkouts were not given is skipped (each case's "-- needs:"
 # line names them). Without --cosock it says so and exits 0.
 # Exit status: 0 when every case run printed the same on both, 1 otherwise.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cases="$top/scripts/real-clients"
-usage="usage: scripts/real-clients.sh --cosock DIR [--edge-drivers DIR] [--luxure DIR] [--luncheon DIR] [--neturl DIR] [--st-edge DIR] [--lustre DIR] [--mqtt-devices DIR] [NAME...]"
-ref="" RC_EDGE="" RC_LUXURE="" RC_LUNCHEON="" RC_NETURL="" RC_ST_EDGE="" RC_LUSTRE="" RC_MQTT_DEVICES=""
+usage="usage: scripts/real-clients.sh --cosock DIR [--edge-drivers DIR] [--luxure DIR] [--luncheon DIR] [--neturl DIR] [--st-edge DIR] [--lustre DIR] [--mqtt-devices DIR] [--xml2lua DIR] [NAME...]"
+ref="" RC_EDGE="" RC_LUXURE="" RC_LUNCHEON="" RC_NETURL="" RC_ST_EDGE="" RC_LUSTRE="" RC_MQTT_DEVICES="" RC_XML2LUA=""
 abs() { (cd "$1" 2>/dev/null && pwd) || { echo "real-clients.sh: $1 is not a directory" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -27,6 +27,7 @@ while [ $# -gt 0 ]; do
 	--st-edge) RC_ST_EDGE=$(abs "$2"); shift 2 ;;
 	--lustre) RC_LUSTRE=$(abs "$2"); shift 2 ;;
 	--mqtt-devices) RC_MQTT_DEVICES=$(abs "$2"); shift 2 ;;
+	--xml2lua) RC_XML2LUA=$(abs "$2"); shift 2 ;;
 	--help|-h) echo "$usage"; exit 0 ;;
 	--*) echo "real-clients.sh: unknown option $1; $usage" >&2; exit 2 ;;
 	*) break ;;
@@ -37,7 +38,7 @@ if [ -z "$ref" ] || [ ! -f "$ref/cosock.lua" ]; then
 	exit 0
 fi
 ref=$(cd "$ref" && pwd)
-export RC_EDGE RC_LUXURE RC_LUNCHEON RC_NETURL RC_ST_EDGE RC_LUSTRE RC_MQTT_DEVICES
+export RC_EDGE RC_LUXURE RC_LUNCHEON RC_NETURL RC_ST_EDGE RC_LUSTRE RC_MQTT_DEVICES RC_XML2LUA
 if [ ! -e "$top/build/src/cpath/cosock/core.so" ]; then
 	echo "real-clients.sh: build cosock-native first (scripts/build.sh build)" >&2
 	exit 2
@@ -52,7 +53,7 @@ normalise_more() {
 	sed -e "s#${RC_EDGE:-/nonexistent}/#<edge-drivers>/#g" -e "s#${RC_LUXURE:-/nonexistent}/#<luxure>/#g" \
 		-e "s#${RC_LUNCHEON:-/nonexistent}/#<luncheon>/#g" -e "s#${RC_NETURL:-/nonexistent}/#<neturl>/#g" \
 		-e "s#${RC_ST_EDGE:-/nonexistent}/#<st-edge>/#g" -e "s#${RC_LUSTRE:-/nonexistent}/#<lustre>/#g" \
-		-e "s#${RC_MQTT_DEVICES:-/nonexistent}/#<mqtt-devices>/#g" -e "s#$cases/#<cases>/#g" \
+		-e "s#${RC_MQTT_DEVICES:-/nonexistent}/#<mqtt-devices>/#g" -e "s#${RC_XML2LUA:-/nonexistent}/#<xml2lua>/#g" -e "s#$cases/#<cases>/#g" \
 		-e 's/\(127\.0\.0\.1\|0\.0\.0\.0\):[0-9]\{1,5\}/\1:<port>/g'
 }
 # Each case runs in the empty work directory, so that ./?.lua finds nothing.
@@ -76,6 +77,7 @@ for p in $list; do
 			missing="$missing --st-edge(with-its-modules/xml2lua-submodule)" ;;
 		lustre) [ -n "$RC_LUSTRE" ] || missing="$missing --lustre" ;;
 		mqtt_devices) [ -n "$RC_MQTT_DEVICES" ] || missing="$missing --mqtt-devices" ;;
+		xml2lua) [ -n "$RC_XML2LUA" ] || missing="$missing --xml2lua" ;;
 		esac
 	done
 	if [ -n "$missing" ]; then

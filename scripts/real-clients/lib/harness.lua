@@ -5,6 +5,8 @@
 --                           (name: edge, luxure, luncheon, neturl, st_edge; the
 --                           script passes each checkout in RC_<NAME>); returns
 --                           the checkout's root
+--   H.prefer(name, subdir...)  as H.use, but before the stubs and cosock's own
+--                           path (a real module the stubs stand in for elsewhere)
 --   H.say(...)              one transcript line: the values, tab-separated
 --   H.first_line(s)         the first line of a message
 --   H.listen()              a listening cosock tcp socket on 127.0.0.1, its port
@@ -47,6 +49,14 @@ function H.use(name, ...)
     local d = root .. (dirs[i] ~= "" and "/" .. dirs[i] or "")
     package.path = package.path .. ";" .. d .. "/?.lua;" .. d .. "/?/init.lua"
   end
+  return root
+end
+
+function H.prefer(name, ...)
+  local saved = package.path
+  package.path = ""
+  local root = H.use(name, ...)
+  package.path = package.path:sub(2) .. ";" .. saved
   return root
 end
 
