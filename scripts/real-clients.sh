@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs deployed cosock code (SmartThings Edge drivers, cosock/luxure, an
-# st-edge HTTP client), loaded unchanged from checkouts of their repositories,
+# Runs deployed cosock code (SmartThings Edge drivers, community drivers,
+# cosock/luxure and cosock/lustre, rtyle/st-edge's HTTP, UPnP and mDNS code),
+# loaded unchanged from checkouts of their repositories,
 # against local servers on 127.0.0.1, on cosock and on cosock-native (this
 # tree's lua/ and build/), and shows a diff per case of what they print. The
 # cases are scripts/real-clients/*.lua; documented in doc/real-clients.md. Not
