@@ -13,8 +13,8 @@
 -- events (SUBSCRIBE, answered with a SID), the device connects to the
 -- eventing port and sends a NOTIFY, then hangs up; the driver unsubscribes
 -- and stops the service (closing the channel's sender, which ends the task).
--- Lines of the device and of the driver's callbacks are kept apart and
--- printed at the end.
+-- Lines of the device, of the driver's task and of its callbacks (run by the
+-- service's task) are kept apart and printed at the end.
 -- needs: st_edge st_edge_xml2lua
 local here = arg[0]:match("^(.*)/") or "."
 local H = dofile(here .. "/lib/harness.lua")
@@ -30,9 +30,11 @@ local responder = assert(socket.udp())
 assert(responder:setsockname("127.0.0.1", 0))
 local _, rport = responder:getsockname()
 H.redirect_udp("239.255.255.250", 1900, tonumber(rport))
+-- The service logs the ports the system picked (its eventing port, a peer's).
+H.mask_log_ports()
 local UPnP = require "upnp"
 
-local device_say, driver_say = H.buffer("device"), H.buffer("driver")
+local device_say, driver_say, event_say = H.buffer("device"), H.buffer("driver"), H.buffer("callbacks")
 local srv, port = H.listen()
 local location = "http://127.0.0.1:" .. port .. "/desc.xml"
 local DESC = '<?xml version="1.0"?><root xmlns="urn:schemas-upnp-org:device-1-0"><device>'
@@ -103,9 +105,9 @@ end)
 
 local upnp = UPnP(1, "UPnP")
 local function on_discovery(address, _, header, description)
-  driver_say("discovered", address, tostring(header.usn), description.root.device.friendlyName)
+  event_say("discovered", address, tostring(header.usn), description.root.device.friendlyName)
 end
-local function on_event(name, value) driver_say("event", name, value) end
+local function on_event(name, value) event_say("event", name, value) end
 upnp:discovery_notify(UPnP.USN("uuid:avr-1"), on_discovery)
 
 H.task("driver", function()
@@ -121,7 +123,7 @@ H.task("driver", function()
 end)
 
 H.watchdog(5, function() return done end, function()
-  H.flush("device", "driver")
+  H.flush("device", "driver", "callbacks")
   responder:close()
 end)
 H.run()

@@ -5,14 +5,17 @@
 -- (each a lustre client over cosock.ssl whose own receive loop selects over
 -- the TLS wrapper and a channel). The case's server speaks TLS (a certificate
 -- made at run time) and websocket for two players: it sends a message to each
--- (fanned out to the registered listeners), reads a command the driver sends
--- through the control channel (the router answers on the reply channel it
--- was given), then the driver asks to close player 1's socket (the router
+-- (fanned out to the registered listeners) and reads a command the driver
+-- sends through the control channel (the router answers on the reply channel
+-- it was given; that message is also what makes the router's task, which
+-- waits on the control channel alone until something comes there, list the
+-- two websockets), then the driver asks to close player 1's socket (the router
 -- does so on its next pass, which the server's next message to player 2
 -- brings: lustre's close waits on a channel with a 0.5 s timeout, and the
 -- server answers the close frame), and last the server drops player 2's
 -- connection without a close frame. The router never returns; the watchdog
--- ends the program once the server is done, printing each side's lines.
+-- ends the program once the server is done, printing the lines of the
+-- server, of the driver's task and of the listeners (the router's task).
 -- needs: edge luncheon neturl
 local here = arg[0]:match("^(.*)/") or "."
 local H = dofile(here .. "/lib/harness.lua")
@@ -31,11 +34,13 @@ local FrameHeader = require "lustre.frame.frame_header"
 local OpCode = require "lustre.frame.opcode"
 local CloseCode = require "lustre.frame.close".CloseCode
 local Router = require "api.sonos_websocket_router"
+H.mask_log_ports() -- (it logs the port it connects to)
 
 local tmp = os.tmpname()
 local tls = H.make_cert(tmp .. ".d")
 local srv, port = H.listen()
-local server_say, driver_say = H.buffer("server"), H.buffer("driver")
+local server_say, driver_say, router_say = H.buffer("server"), H.buffer("driver"), H.buffer("listeners")
+local seen = 0
 local seen_tx, seen_rx = cosock.channel.new()
 local step_tx, step_rx = cosock.channel.new()
 local done = false
@@ -91,11 +96,12 @@ local function listener(name)
   return {
     device = { label = name },
     on_message = function(_, msg)
-      driver_say(name .. " message", msg.type, msg.data)
+      router_say(name .. " message", msg.type, msg.data)
+      seen = seen + 1
       seen_tx:send(name)
     end,
-    on_close = function() driver_say(name .. " closed"); step_tx:send(name .. " closed") end,
-    on_error = function(_, err) driver_say(name .. " error", err) end,
+    on_close = function() router_say(name .. " closed"); step_tx:send(name .. " closed") end,
+    on_error = function(_, err) router_say(name .. " error", err) end,
   }
 end
 
@@ -106,18 +112,25 @@ H.task("driver", function()
   driver_say("connected", Router.is_connected("hh/p1"), Router.is_connected("hh/p2"))
   driver_say("listen 1", Router.register_listener_for_socket(listener("player 1"), "hh/p1"))
   driver_say("listen 2", Router.register_listener_for_socket(listener("player 2"), "hh/p2"))
-  cosock.socket.sleep(0.2) -- the server's two messages
+  -- The router's task waits on its control channel alone until something
+  -- comes there (it lists the websockets again only then): the command is
+  -- what makes it see the two players.
   local reply_tx, reply_rx = cosock.channel.new()
   Router.send_message_to_player("hh/p2", '{"namespace":"groups","command":"getGroups"}', reply_tx)
   local r = reply_rx:receive()
   driver_say("reply", r.n, r[1], r[2])
+  while seen < 2 do cosock.socket.sleep(0.01) end -- the server's two messages
+  driver_say("close unknown", Router.close_socket_for_player("hh/p9"))
   driver_say("close 1", Router.close_socket_for_player("hh/p1"))
   step_tx:send("closing player 1")
-  driver_say("close unknown", Router.close_socket_for_player("hh/p9"))
 end)
 
 H.watchdog(5, function() return done end, function()
-  H.flush("server", "driver")
+  H.flush("server", "driver", "listeners")
   os.execute("rm -rf '" .. tmp .. "' '" .. tmp .. ".d'")
+  if done then
+    H.say("the router's task selects for ever: program ended")
+    os.exit(0)
+  end
 end)
 H.run()

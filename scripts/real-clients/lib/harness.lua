@@ -23,6 +23,8 @@
 --   H.redirect_udp(ip, port, to_port)  make the udp sockets cosock.socket.udp
 --                           creates from now on send what the code sends to
 --                           ip:port (a multicast group) to 127.0.0.1:to_port
+--   H.mask_log_ports()     the log stub's lines show "<port>" for the ports the
+--                           system picks (after "127.0.0.1 " or an "address:")
 --   H.watchdog(s, done, fin)  a task that calls fin() once done() is true, or
 --                           after s seconds calls fin(), says so and exits
 -- The third-party code is loaded from the checkouts as it is; the stubs in
@@ -146,6 +148,25 @@ function H.redirect_udp(ip, port, to_port)
       end
     end
     return s, err
+  end
+end
+
+-- For libraries that log the ports they were given or picked.
+function H.mask_log_ports()
+  local log = require "log"
+  for _, level in ipairs({ "trace", "debug", "info", "warn", "error" }) do
+    local emit = log[level]
+    log[level] = function(...)
+      local t = table.pack(...)
+      for i = 1, t.n do
+        if type(t[i]) == "string" then
+          t[i] = t[i]:gsub("(%d+%.%d+%.%d+%.%d+):%d+", "%1:<port>"):gsub("127%.0%.0%.1 %d+", "127.0.0.1 <port>")
+        elseif type(t[i]) == "number" and t[i - 1] == "127.0.0.1" then
+          t[i] = "<port>"
+        end
+      end
+      return emit(table.unpack(t, 1, t.n))
+    end
   end
 end
 
