@@ -158,11 +158,11 @@ function H.mask_log_ports()
     local emit = log[level]
     log[level] = function(...)
       local t = table.pack(...)
-      for i = 1, t.n do
-        if type(t[i]) == "string" then
-          t[i] = t[i]:gsub("(%d+%.%d+%.%d+%.%d+):%d+", "%1:<port>"):gsub("127%.0%.0%.1 %d+", "127.0.0.1 <port>")
-        elseif type(t[i]) == "number" and t[i - 1] == "127.0.0.1" then
+      for i = t.n, 1, -1 do
+        if t[i - 1] == "127.0.0.1" and tostring(t[i]):match("^%d+$") then
           t[i] = "<port>"
+        elseif type(t[i]) == "string" then
+          t[i] = t[i]:gsub("(%d+%.%d+%.%d+%.%d+):%d+", "%1:<port>"):gsub("127%.0%.0%.1 %d+", "127.0.0.1 <port>")
         end
       end
       return emit(table.unpack(t, 1, t.n))
