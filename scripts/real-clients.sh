@@ -1,20 +1,22 @@
 #!/bin/sh
-# Runs deployed cosock code (SmartThings Edge drivers, cosock/luxure, an
-# st-edge HTTP client), loaded unchanged from checkouts of their repositories,
+# Runs deployed cosock code (SmartThings Edge drivers, community drivers,
+# cosock/luxure and cosock/lustre, rtyle/st-edge's HTTP, UPnP and mDNS code),
+# loaded unchanged from checkouts of their repositories,
 # against local servers on 127.0.0.1, on cosock and on cosock-native (this
 # tree's lua/ and build/), and shows a diff per case of what they print. The
 # cases are scripts/real-clients/*.lua; documented in doc/real-clients.md. Not
 # part of `make check`.
 #   scripts/real-clients.sh --cosock DIR [--edge-drivers DIR] [--luxure DIR]
-#       [--luncheon DIR] [--neturl DIR] [--st-edge DIR] [NAME...]
+#       [--luncheon DIR] [--neturl DIR] [--st-edge DIR] [--lustre DIR]
+#       [--mqtt-devices DIR] [--xml2lua DIR] [NAME...]
 # A case whose checkouts were not given is skipped (each case's "-- needs:"
 # line names them). Without --cosock it says so and exits 0.
 # Exit status: 0 when every case run printed the same on both, 1 otherwise.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cases="$top/scripts/real-clients"
-usage="usage: scripts/real-clients.sh --cosock DIR [--edge-drivers DIR] [--luxure DIR] [--luncheon DIR] [--neturl DIR] [--st-edge DIR] [NAME...]"
-ref="" RC_EDGE="" RC_LUXURE="" RC_LUNCHEON="" RC_NETURL="" RC_ST_EDGE=""
+usage="usage: scripts/real-clients.sh --cosock DIR [--edge-drivers DIR] [--luxure DIR] [--luncheon DIR] [--neturl DIR] [--st-edge DIR] [--lustre DIR] [--mqtt-devices DIR] [--xml2lua DIR] [NAME...]"
+ref="" RC_EDGE="" RC_LUXURE="" RC_LUNCHEON="" RC_NETURL="" RC_ST_EDGE="" RC_LUSTRE="" RC_MQTT_DEVICES="" RC_XML2LUA=""
 abs() { (cd "$1" 2>/dev/null && pwd) || { echo "real-clients.sh: $1 is not a directory" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -24,6 +26,9 @@ while [ $# -gt 0 ]; do
 	--luncheon) RC_LUNCHEON=$(abs "$2"); shift 2 ;;
 	--neturl) RC_NETURL=$(abs "$2"); shift 2 ;;
 	--st-edge) RC_ST_EDGE=$(abs "$2"); shift 2 ;;
+	--lustre) RC_LUSTRE=$(abs "$2"); shift 2 ;;
+	--mqtt-devices) RC_MQTT_DEVICES=$(abs "$2"); shift 2 ;;
+	--xml2lua) RC_XML2LUA=$(abs "$2"); shift 2 ;;
 	--help|-h) echo "$usage"; exit 0 ;;
 	--*) echo "real-clients.sh: unknown option $1; $usage" >&2; exit 2 ;;
 	*) break ;;
@@ -34,7 +39,7 @@ if [ -z "$ref" ] || [ ! -f "$ref/cosock.lua" ]; then
 	exit 0
 fi
 ref=$(cd "$ref" && pwd)
-export RC_EDGE RC_LUXURE RC_LUNCHEON RC_NETURL RC_ST_EDGE
+export RC_EDGE RC_LUXURE RC_LUNCHEON RC_NETURL RC_ST_EDGE RC_LUSTRE RC_MQTT_DEVICES RC_XML2LUA
 if [ ! -e "$top/build/src/cpath/cosock/core.so" ]; then
 	echo "real-clients.sh: build cosock-native first (scripts/build.sh build)" >&2
 	exit 2
@@ -48,7 +53,8 @@ trap 'rm -rf "$work"' EXIT INT TERM
 normalise_more() {
 	sed -e "s#${RC_EDGE:-/nonexistent}/#<edge-drivers>/#g" -e "s#${RC_LUXURE:-/nonexistent}/#<luxure>/#g" \
 		-e "s#${RC_LUNCHEON:-/nonexistent}/#<luncheon>/#g" -e "s#${RC_NETURL:-/nonexistent}/#<neturl>/#g" \
-		-e "s#${RC_ST_EDGE:-/nonexistent}/#<st-edge>/#g" -e "s#$cases/#<cases>/#g" \
+		-e "s#${RC_ST_EDGE:-/nonexistent}/#<st-edge>/#g" -e "s#${RC_LUSTRE:-/nonexistent}/#<lustre>/#g" \
+		-e "s#${RC_MQTT_DEVICES:-/nonexistent}/#<mqtt-devices>/#g" -e "s#${RC_XML2LUA:-/nonexistent}/#<xml2lua>/#g" -e "s#$cases/#<cases>/#g" \
 		-e 's/\(127\.0\.0\.1\|0\.0\.0\.0\):[0-9]\{1,5\}/\1:<port>/g'
 }
 # Each case runs in the empty work directory, so that ./?.lua finds nothing.
@@ -68,6 +74,11 @@ for p in $list; do
 		luncheon) [ -n "$RC_LUNCHEON" ] || missing="$missing --luncheon" ;;
 		neturl) [ -n "$RC_NETURL" ] || missing="$missing --neturl" ;;
 		st_edge) [ -n "$RC_ST_EDGE" ] || missing="$missing --st-edge" ;;
+		st_edge_xml2lua) [ -f "$RC_ST_EDGE/modules/xml2lua/xml2lua.lua" ] ||
+			missing="$missing --st-edge(with-its-modules/xml2lua-submodule)" ;;
+		lustre) [ -n "$RC_LUSTRE" ] || missing="$missing --lustre" ;;
+		mqtt_devices) [ -n "$RC_MQTT_DEVICES" ] || missing="$missing --mqtt-devices" ;;
+		xml2lua) [ -n "$RC_XML2LUA" ] || missing="$missing --xml2lua" ;;
 		esac
 	done
 	if [ -n "$missing" ]; then

@@ -162,6 +162,29 @@ local function late_fd(checks)
   end, "late fd sender")
 end
 
+-- A select on a socket whose LuaSocket buffer holds data (a line read, the
+-- next one buffered): woken after the pass's resumes from the list of such
+-- waits; without memory for the list's entry the wait is woken at once.
+local function buffered(checks)
+  spawn(function()
+    local srv = assert(socket.bind("127.0.0.1", 0))
+    srv:settimeout(LIMIT)
+    local c = assert(socket.connect("127.0.0.1", (select(2, srv:getsockname()))))
+    c:settimeout(LIMIT)
+    local s = assert(srv:accept())
+    srv:close()
+    s:settimeout(LIMIT)
+    assert(c:send("a\nb\n"))
+    assert(s:receive("*l") == "a")
+    local r = socket.select({ s }, nil, LIMIT)
+    assert(r and r[1] == s, "the buffered socket was not woken")
+    assert(s:receive("*l") == "b")
+    c:close()
+    s:close()
+    checks.buffered = true
+  end, "buffered")
+end
+
 -- Tasks parked on a channel, a socket and a long sleep, cancelled by
 -- another task; none of them may run again.
 local function cancels(checks)
@@ -488,7 +511,7 @@ local function ossignals(checks)
 end
 
 local SECTIONS = { echo, timers, cancels, lookups, signals, erroring, additions, accounting, ops, scopes,
-  scope_ops, sync_line, ossignals, late_fd }
+  scope_ops, sync_line, ossignals, late_fd, buffered }
 
 -- cosock.sim, after the rest (it needs a loop with no task): a simulated
 -- tcp exchange, a sleep of virtual minutes and a scope.timeout under the
@@ -527,7 +550,8 @@ function W.run()
   cosock.run()
   assert(checks.echo and checks.timers and checks.cancels and checks.dns and checks.signals
     and checks.additions and checks.accounting and checks.ops and checks.scopes
-    and checks.scope_ops and checks.sync_line and checks.ossignal and checks.late_fd, "a section did not finish")
+    and checks.scope_ops and checks.sync_line and checks.ossignal and checks.late_fd and checks.buffered,
+    "a section did not finish")
   local st = require("cosock.core").stats()
   assert(st.tasks == 0 and st.timers == 0 and st.fds == 0, "the loop is not empty")
   simulated()

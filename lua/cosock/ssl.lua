@@ -2,9 +2,10 @@
 ---
 --- `wrap(tcp_socket, config)` wraps the cosock tcp wrapper's LuaSec-wrapped inner
 --- socket in a wrapper of class "tls{}" whose dohandshake/receive/send wait by
---- yielding on LuaSec's "wantread"/"wantwrite". Quirk kept from cosock 0.2.0: when
---- such a wait times out, the error returned is LuaSec's "wantread"/"wantwrite", not
---- "timeout". The other LuaSec connection methods pass through.
+--- yielding on LuaSec's "wantread"/"wantwrite". Quirk kept from cosock: when a
+--- receive's or send's wait times out, the error returned is LuaSec's
+--- "wantread"/"wantwrite", not "timeout" (a handshake's says "timeout").
+--- The other LuaSec connection methods pass through.
 --- The module also carries LuaSec's module functions (newcontext, loadcertificate,
 --- config, _VERSION) and `https` (LuaSec's ssl.https through cosock.asyncify,
 --- loaded on first use).
@@ -58,9 +59,11 @@ m._VERSION = luasec._VERSION
 m._COPYRIGHT = luasec._COPYRIGHT
 
 --- dohandshake(): wait on wantread/wantwrite until the handshake is done.
---- Returns true, or nil, err ("wantread"/"wantwrite" when the wait timed out;
---- "closed" when the wrapper was closed, before the call or by another task
---- during a wait: LuaSec's dohandshake on a closed object crashes the process).
+--- Returns true, or what cosock returns: LuaSec's own failure (false, err), and
+--- false, "timeout" when a wait timed out (cosock's handshake has no
+--- wantread/wantwrite quirk: that is its receive's and send's). nil, "closed"
+--- when the wrapper was closed, before the call or by another task during a
+--- wait: LuaSec's dohandshake on a closed object crashes the process.
 function tls:dohandshake()
   if self._closed then return nil, "closed" end
   local inner = self.inner_sock
@@ -69,9 +72,9 @@ function tls:dohandshake()
   local deadline
   while true do
     local kind = HANDSHAKE_WAIT[err]
-    if kind == nil then return nil, err end
+    if kind == nil then return ok, err end
     deadline = wait(self, kind, deadline)
-    if deadline == nil then return nil, err end
+    if deadline == nil then return false, "timeout" end
     if self._closed then return nil, "closed" end
     ok, err = inner:dohandshake()
     if ok then return ok end

@@ -42,6 +42,7 @@ struct cn_sim;
 struct cn_taskrec;
 struct cn_hook;
 struct cn_late;
+struct cn_buffered;
 struct cn_trace;
 
 enum { K_RECV = 0, K_SEND = 1 }; /* the two kinds of wait: readable, writable */
@@ -200,6 +201,8 @@ typedef struct cn_loop {
     int nnatmt;
     int r_natives;            /* registry: those metatables, kept alive */
     int r_unset;              /* registry: unset_call, made once (see pcall_unset) */
+    struct cn_buffered *buffered; /* select waits on sockets with buffered data, */
+    int nbuffered, capbuffered;   /* woken after the pass's resumes (park.c) */
   } park;
 
   /* waiters.c: which task or object waits on which fd, and the poller. */

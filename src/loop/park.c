@@ -386,6 +386,70 @@ static int is_dirty(lua_State *L, int obj) {
   return dirty;
 }
 
+/* A select wait (task slot's wait i, while waitid lasts) on a socket that had
+ * buffered data when it was made. */
+struct cn_buffered { lua_Integer waitid; int slot, i; };
+
+/* Wait i of the task at t (its object at obj) is ready at once: the wrapper's
+ * native delivery, else the object's _wake("recvr"). */
+static void wake_buffered(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
+  if (t->waits[i].native) {
+    cn_deliver(L, lp, t, i);
+  } else {
+    lua_getfield(L, obj, "_wake");
+    lua_pushvalue(L, obj);
+    lua_pushliteral(L, "recvr");
+    lua_call(L, 2, 0);
+  }
+}
+
+/* Lists wait i of t (its object at obj, which has buffered data) for
+ * cn_park_buffered_recheck. Without memory for the entry it is woken now, as
+ * before the list: the order of the ready list is all that changes. */
+static void note_buffered(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj) {
+  int n = lp->park.nbuffered;
+  if (n == lp->park.capbuffered) {
+    int cap = n < 4 ? 4 : n * 2;
+    struct cn_buffered *p = cn_mem_resize(&lp->mem, lp->park.buffered, (size_t)n * sizeof *p,
+                                          (size_t)cap * sizeof *p);
+    if (p == NULL) {
+      wake_buffered(L, lp, t, i, obj);
+      return;
+    }
+    lp->park.buffered = p;
+    lp->park.capbuffered = cap;
+  }
+  lp->park.buffered[n].waitid = t->waitid;
+  lp->park.buffered[n].slot = t->slot;
+  lp->park.buffered[n].i = i;
+  lp->park.nbuffered = n + 1;
+}
+
+void cn_park_buffered_recheck(lua_State *L, cn_loop *lp) {
+  int k;
+  /* In the order the waits were made; each entry is spent before its calls
+   * (which run Lua), so an error leaves the rest for the next pass. */
+  for (k = 0; k < lp->park.nbuffered; k++) {
+    struct cn_buffered e = lp->park.buffered[k];
+    cn_task *t;
+    int top = lua_gettop(L);
+    if (e.slot < 0) continue;
+    lp->park.buffered[k].slot = -1;
+    t = cn_task_get(lp, e.slot);
+    /* The wait may have ended (timed out, cancelled) or this object may
+     * have fired already; a task another object woke this pass still takes
+     * it, after that one, as cosock's select adds it. */
+    if (t == NULL || t->waitid != e.waitid || t->timed_out || e.i >= t->nwait || t->waits[e.i].fired)
+      continue;
+    cn_push_record(L, lp, e.slot);
+    lua_rawgeti(L, -1, R_WAIT + e.i);
+    /* Still buffered: another task may have read it since. */
+    if (lua_istable(L, -1) && is_dirty(L, lua_gettop(L))) wake_buffered(L, lp, t, e.i, lua_gettop(L));
+    lua_settop(L, top);
+  }
+  lp->park.nbuffered = 0;
+}
+
 int cn_dirty(lua_State *L, int inner) {
   int dirty = 0;
   inner = lua_absindex(L, inner);
@@ -517,20 +581,12 @@ void cn_park(lua_State *L, cn_loop *lp, int slot, int args, int rec) {
   }
   arm_timer(lp, t);
   lp->park.parking = -1;
-  /* Buffered data counts as readable at once, as in LuaSocket's select. */
+  /* Buffered data counts as readable, as in LuaSocket's select; cosock's
+   * select comes after the pass's resumes, so these wake then (noted here). */
   for (i = 0; i < t->nwait && t->state == T_PARKED && !t->internal; i++) {
     if (t->waits[i].kind != K_RECV || t->waits[i].fd < 0) continue;
     lua_rawgeti(L, rec, R_WAIT + i);
-    if (!is_dirty(L, lua_gettop(L))) {
-      /* nothing buffered */
-    } else if (t->waits[i].native) {
-      cn_deliver(L, lp, t, i);
-    } else {
-      lua_getfield(L, -1, "_wake");
-      lua_pushvalue(L, -2);
-      lua_pushliteral(L, "recvr");
-      lua_call(L, 2, 0);
-    }
+    if (is_dirty(L, lua_gettop(L))) note_buffered(L, lp, t, i, lua_gettop(L));
     lua_pop(L, 1);
   }
   lua_settop(L, top);
@@ -721,6 +777,9 @@ void cn_park_open(lua_State *L, cn_loop *lp) {
 }
 
 void cn_park_free(lua_State *L, cn_loop *lp) {
+  cn_mem_free(&lp->mem, lp->park.buffered, (size_t)lp->park.capbuffered * sizeof *lp->park.buffered);
+  lp->park.buffered = NULL;
+  lp->park.nbuffered = lp->park.capbuffered = 0;
   cn_unref(L, &lp->park.r_natives);
   cn_unref(L, &lp->park.r_unset);
 }

@@ -60,6 +60,12 @@ int cn_park_find_fd(lua_State *L, cn_loop *lp, cn_task *t, int i, int obj);
  * then dropped, as when the error comes while it parks. run.c calls it after
  * each pass's resumes while any is listed. */
 void cn_park_late_recheck(lua_State *L, cn_loop *lp);
+/* Wakes the select waits made this pass on sockets whose LuaSocket buffer
+ * held data, after the pass's resumes: cosock found those in the select it
+ * makes after its resumes, so what other tasks woke in the pass comes first
+ * in the ready list. (run.c calls it when cn_park_buffered says there are.) */
+void cn_park_buffered_recheck(lua_State *L, cn_loop *lp);
+static inline int cn_park_buffered(const cn_loop *lp) { return lp->park.nbuffered; }
 /* The end of every wait. A wait's continuation (a C function's after
  * cn_yieldk, core.yield's, and Lua's wait_end) calls cn_wait_end once it
  * has taken what the wait delivered, if anything, with whether the wait

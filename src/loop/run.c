@@ -246,6 +246,7 @@ static PASS_INLINE void resume_ready(lua_State *L, cn_loop *lp) {
     resume_one(L, lp, slot);
   cn_at(L, lp, CN_AT_RESUMES_DONE, NULL);
   if (cn_fd_late(lp)) cn_park_late_recheck(L, lp); /* objects that had no fd yet (park.h) */
+  if (cn_park_buffered(lp)) cn_park_buffered_recheck(L, lp); /* sockets with buffered data (park.h) */
 }
 
 /* Runs the due timers (none armed: no clock to read) and the deliveries

@@ -5,6 +5,8 @@
 --                           (name: edge, luxure, luncheon, neturl, st_edge; the
 --                           script passes each checkout in RC_<NAME>); returns
 --                           the checkout's root
+--   H.prefer(name, subdir...)  as H.use, but before the stubs and cosock's own
+--                           path (a real module the stubs stand in for elsewhere)
 --   H.say(...)              one transcript line: the values, tab-separated
 --   H.first_line(s)         the first line of a message
 --   H.listen()              a listening cosock tcp socket on 127.0.0.1, its port
@@ -16,6 +18,13 @@
 --   H.buffer(who)           a say(...) that keeps its lines for H.flush (for tasks
 --                           that may print in the same pass, in an order cosock
 --                           leaves open); H.flush(who...) prints them, by task
+--   H.make_cert(dir)        a self-signed certificate made now with openssl in
+--                           dir (made if missing): {key = file, certificate = file}
+--   H.redirect_udp(ip, port, to_port)  make the udp sockets cosock.socket.udp
+--                           creates from now on send what the code sends to
+--                           ip:port (a multicast group) to 127.0.0.1:to_port
+--   H.mask_log_ports()     the log stub's lines show "<port>" for the ports the
+--                           system picks (after "127.0.0.1 " or an "address:")
 --   H.watchdog(s, done, fin)  a task that calls fin() once done() is true, or
 --                           after s seconds calls fin(), says so and exits
 -- The third-party code is loaded from the checkouts as it is; the stubs in
@@ -42,6 +51,14 @@ function H.use(name, ...)
     local d = root .. (dirs[i] ~= "" and "/" .. dirs[i] or "")
     package.path = package.path .. ";" .. d .. "/?.lua;" .. d .. "/?/init.lua"
   end
+  return root
+end
+
+function H.prefer(name, ...)
+  local saved = package.path
+  package.path = ""
+  local root = H.use(name, ...)
+  package.path = package.path:sub(2) .. ";" .. saved
   return root
 end
 
@@ -102,6 +119,55 @@ function H.watchdog(seconds, done, fin)
     end
     fin()
   end)
+end
+
+-- A fresh key and self-signed certificate (CA:TRUE, so a client may also
+-- verify against it as its cafile), made with openssl at run time: nothing
+-- secret is kept in the repository.
+function H.make_cert(dir)
+  os.execute("mkdir -p '" .. dir .. "'")
+  local key, cert = dir .. "/key.pem", dir .. "/cert.pem"
+  local cmd = string.format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+    .. "-keyout '%s' -out '%s' -days 2 -subj /CN=127.0.0.1 >/dev/null 2>&1", key, cert)
+  assert(os.execute(cmd), "openssl could not make a certificate")
+  return { key = key, certificate = cert }
+end
+
+-- The code under test is not touched: only the sockets it is given send
+-- elsewhere.
+function H.redirect_udp(ip, port, to_port)
+  local socket = require "cosock.socket"
+  local udp = socket.udp
+  socket.udp = function(...)
+    local s, err = udp(...)
+    if s then
+      local sendto = s.sendto
+      s.sendto = function(self, data, dip, dport)
+        if dip == ip and tonumber(dport) == port then dip, dport = "127.0.0.1", to_port end
+        return sendto(self, data, dip, dport)
+      end
+    end
+    return s, err
+  end
+end
+
+-- For libraries that log the ports they were given or picked.
+function H.mask_log_ports()
+  local log = require "log"
+  for _, level in ipairs({ "trace", "debug", "info", "warn", "error" }) do
+    local emit = log[level]
+    log[level] = function(...)
+      local t = table.pack(...)
+      for i = t.n, 1, -1 do
+        if t[i - 1] == "127.0.0.1" and tostring(t[i]):match("^%d+$") then
+          t[i] = "<port>"
+        elseif type(t[i]) == "string" then
+          t[i] = t[i]:gsub("(%d+%.%d+%.%d+%.%d+):%d+", "%1:<port>"):gsub("127%.0%.0%.1 %d+", "127.0.0.1 <port>")
+        end
+      end
+      return emit(table.unpack(t, 1, t.n))
+    end
+  end
 end
 
 function H.listen()

@@ -6,10 +6,13 @@
 -- responses are read by luncheon's Response.tcp_source; the client's older
 -- path for levels below 9 reads a Content-Length body line by line and waits
 -- for its timeout, which says nothing about cosock.
---   dofile(lib .. "/rest_case.lua")(H, "drivers/SmartThings/jbl/src", builder)
+--   dofile(lib .. "/rest_case.lua")(H, "drivers/SmartThings/jbl/src", builder, tls)
 -- builder(port): the socket builder to pass, or nil for the driver's default.
+-- tls: nil for HTTP, or {key = file, certificate = file} (H.make_cert) for
+-- HTTPS: the server wraps each connection with cosock.ssl in server mode and
+-- the client's URL is https://.
 
-return function(H, driver_src, builder)
+return function(H, driver_src, builder, tls)
   H.use("edge", driver_src)
   H.use("neturl", "lib")
   H.use("luncheon")
@@ -37,6 +40,17 @@ return function(H, driver_src, builder)
       srv:settimeout(0.2)
       while not done do
         local c = srv:accept()
+        if c and tls then
+          c:settimeout(5)
+          c = assert(require("cosock.ssl").wrap(c, { mode = "server", protocol = "any",
+            key = tls.key, certificate = tls.certificate }))
+          local ok, err = c:dohandshake()
+          if not ok then
+            H.say("server: handshake failed", err)
+            c:close()
+            c = nil
+          end
+        end
         if c then
           c:settimeout(5)
           for _ = 1, count do
@@ -61,7 +75,7 @@ return function(H, driver_src, builder)
     local RestClient = require "lunchbox.rest"
     serve(4)
     H.task("client", function()
-      local client = RestClient.new(string.format("http://127.0.0.1:%d", port), builder and builder(port))
+      local client = RestClient.new(string.format("%s://127.0.0.1:%d", tls and "https" or "http", port), builder and builder(port))
       show("client: GET /plain", client:get("/plain"))
       show("client: GET /chunked", client:get("/chunked"))
       show("client: POST /p", client:post("/p", "body=1"))

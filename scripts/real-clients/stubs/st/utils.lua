@@ -1,4 +1,4 @@
--- Stub of the hub's st.utils: the one function the cases' code calls.
+-- Stub of the hub's st.utils: the functions the cases' code calls.
 local utils = {}
 
 -- stringify_table(v, name, multi_line): a table's keys in order, one level deep.
@@ -14,6 +14,13 @@ function utils.stringify_table(v, name, _)
     s = "{" .. table.concat(keys, ", ") .. "}"
   end
   return name and (name .. ": " .. s) or s
+end
+
+-- generate_uuid_v4(): a fresh id; counted, so that runs compare.
+local uuids = 0
+function utils.generate_uuid_v4()
+  uuids = uuids + 1
+  return string.format("00000000-0000-4000-8000-%012d", uuids)
 end
 
 return utils
