@@ -186,7 +186,12 @@ function trace.save(path)
   local PART = 4096 -- (events made into tables and written at a time)
   local first = 1
   while ok and first <= s.recorded do
-    local events = c_events(first, PART)
+    local rok, events = pcall(c_events, first, PART)
+    -- (a finalizer that resets or restarts the trace between two parts)
+    if not rok or c_stats().gen ~= s.gen then
+      f:close()
+      error("cosock.trace.save: the trace was reset or started again while it was written", 2)
+    end
     lines = {}
     for i = 1, #events do lines[i] = event_line(events[i]) end
     lines[#lines + 1] = ""
