@@ -602,7 +602,7 @@ describe("cosock.trace", function()
       assert.is_true(trace.on())                -- (the first goes on)
       assert.matches("bad argument #1 to 'cosock.trace.mark' %(string expected, got nil%)",
         err_of(trace.mark))
-      assert.matches("bad argument #2 to 'cosock.trace.mark' %(string expected, got table%)",
+      assert.matches("bad argument #2 to 'cosock.trace.mark' %(string or number expected, got table%)",
         err_of(trace.mark, "k", {}))
       assert.matches("bad argument #3 to 'cosock.trace.mark' %(task id", err_of(trace.mark, "k", "m", -1))
       assert.matches("bad argument #3 to 'cosock.trace.mark' %(task id", err_of(trace.mark, "k", "m", 1.5))

@@ -108,7 +108,7 @@ end
 function trace.mark(kind, message, task_id)
   if type(kind) ~= "string" then bad(1, "mark", "string expected", kind) end
   if type(message) ~= "string" and type(message) ~= "number" then
-    bad(2, "mark", "string expected", message)
+    bad(2, "mark", "string or number expected", message)
   end
   -- (ids are C ints: a bigger one came back negative, a file no reader takes)
   if task_id ~= nil and not (is_integer(task_id) and task_id >= 0 and task_id <= 2147483647) then
