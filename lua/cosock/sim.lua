@@ -165,9 +165,14 @@ function sim.on(opts)
     error("cosock.sim.on: seed must be an integer (got " .. got(seed) .. ")", 2)
   end
   local clock, epoch = opts.clock or 100000, opts.epoch or 1700000000
+  -- (bounded: at 1e17 a second is below a double's step there, and the
+  -- virtual clock, gettime and os.time() stood still; within these bounds
+  -- the clock's step is below a microsecond, gettime's below 20 us)
   for name, v in pairs({ clock = clock, epoch = epoch }) do
-    if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
-      error(format("cosock.sim.on: %s must be a finite number (got %s)", name, got(v)), 2)
+    local limit = name == "clock" and 1e9 or 1e11
+    if type(v) ~= "number" or v ~= v or v > limit or v < -limit then
+      error(format("cosock.sim.on: %s must be a finite number from -%s to %s (got %s)", name,
+        name == "clock" and "1e9" or "1e11", name == "clock" and "1e9" or "1e11", got(v)), 2)
     end
   end
   if opts.record ~= nil and type(opts.record) ~= "boolean" then
