@@ -152,6 +152,19 @@ local ON_FIELDS = { seed = true, clock = true, epoch = true, address = true, lin
 --- program's address, "10.0.0.1"), link (the default link options, see
 --- sim.link), record (false: keep no record). Raises when tasks were spawned
 --- (on() again while on first ends the simulation that is on, and its tasks).
+-- Calls the loop's f (reset, sim_on, sim_off); its error (the loop runs, a
+-- task is live) is raised as fname's, at the caller of sim.on or sim.off
+-- (it named cosock.reset, at a line of this file).
+local function loop_call(fname, f, ...)
+  local ok, err = pcall(f, ...)
+  if not ok then
+    err = tostring(err):gsub("^[^\n]-:%d+: ", "")
+      :gsub("^cosock%.reset: cannot reset while the loop is running", "cosock.reset: cannot be called while the loop runs")
+      :gsub("^cosock%.reset:", fname .. ":")
+    error(err, 3)
+  end
+end
+
 function sim.on(opts)
   if opts == nil then opts = {} end
   if type(opts) ~= "table" then
@@ -184,11 +197,12 @@ function sim.on(opts)
   end
   local link = opts.link and net.check_link("cosock.sim.on", opts.link)
   if core.sim_active() then
-    if core.stats().tasks > 0 then core.reset() end
-    sim.off()
+    if core.stats().tasks > 0 then loop_call("cosock.sim.on", core.reset) end
+    loop_call("cosock.sim.on", core.sim_off)
+    restore()
   end
   if saved then restore() end
-  core.sim_on(clock, seed, opts.record ~= false and note or nil)
+  loop_call("cosock.sim.on", core.sim_on, clock, seed, opts.record ~= false and note or nil)
   net.start({ clock = clock, epoch = epoch, address = address, link = link, record = opts.record ~= false })
   patch()
 end
@@ -197,8 +211,8 @@ end
 --- that raised) are dropped first (cosock.reset()): their deadlines are on
 --- the virtual clock. Does nothing while off.
 function sim.off()
-  if core.sim_active() and core.stats().tasks > 0 then core.reset() end
-  core.sim_off()
+  if core.sim_active() and core.stats().tasks > 0 then loop_call("cosock.sim.off", core.reset) end
+  loop_call("cosock.sim.off", core.sim_off)
   restore()
 end
 
