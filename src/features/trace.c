@@ -24,6 +24,7 @@
 #include "messages.h"
 #include "names.h"
 #include "park.h"
+#include "run.h"
 #include "task.h"
 #include "trace.h"
 #include "waiters.h"
@@ -218,7 +219,8 @@ static int job_run(lua_State *L) {
  * value: the index of the value of a JOB_VALUE, else 0. Leaves the stack. */
 static int run_job(lua_State *L, cn_loop *lp, struct cn_trace *tr, int op, cn_task *t, int value) {
   job j;
-  int top = lua_gettop(L);
+  cn_busy was = {NULL, -1};
+  int busy, top = lua_gettop(L);
   if (L == NULL || tr->r_job == 0 || !lua_checkstack(L, LUA_MINSTACK)) return 0;
   j.lp = lp;
   j.tr = tr;
@@ -230,7 +232,13 @@ static int run_job(lua_State *L, cn_loop *lp, struct cn_trace *tr, int op, cn_ta
   lua_pushlightuserdata(L, &j);
   if (value != 0) lua_pushvalue(L, value);
   else lua_pushnil(L);
+  /* Busy (doc/reliability.md, the re-entrancy contract): outside run a
+   * finalizer inside the job may not reset the loop under the task it
+   * names (a spawn's task would be gone, its site read from a freed block). */
+  busy = !cn_running(lp);                     /* (inside run, run's flag refuses them) */
+  if (busy) was = cn_busy_begin(lp, "cosock.trace's record of a task", t->slot);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) j.out = 0;
+  if (busy) cn_busy_end(lp, was);
   lua_settop(L, top);
   return j.out;
 }
@@ -263,9 +271,10 @@ static int first_seen(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t
   tr->ids[t->slot].id = id;
   if (L != NULL) {
     name = run_job(L, lp, tr, JOB_NAME, t, 0);
+    if (tr->gen != gen) return 0;              /* (restarted meanwhile: the new one saw t) */
     site = run_job(L, lp, tr, JOB_SITE, t, 0);
   }
-  if (tr->gen != gen) return 0;               /* (restarted meanwhile: the new one saw t) */
+  if (tr->gen != gen) return 0;
   e = put(tr, gen, EV_SPAWN, id);
   e->a = parent;
   e->s1 = name;
