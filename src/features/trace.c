@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -542,6 +543,18 @@ static const cn_hook trace_hook = {
   .name = "trace", .at = trace_at, .reset = trace_reset, .free = trace_drop
 };
 
+/* Whether a buffer of n bytes could be in the machine's memory at all: one
+ * larger than its physical memory is refused without trying (the try is
+ * pointless, and an allocator that aborts instead of failing, ASan's, would
+ * end the process). (A 32-bit machine: more than it can address, too.) */
+static int fits_in_memory(uint64_t n) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && psize > 0 && (double)n > (double)pages * (double)psize) return 0;
+#endif
+  return 1;
+}
+
 /* trace_start(size): a new trace of size events (the old one goes). */
 static int l_start(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
@@ -554,7 +567,7 @@ static int l_start(lua_State *L) {
   if (size < 16 || size > INT32_MAX)
     return cn_argerror(L, 1, "cosock.trace.start", "size must be an integer from 16 to %d, got %f",
                        (int)INT32_MAX, (lua_Number)size);
-  if ((uint64_t)size > SIZE_MAX / sizeof *buf)   /* (a 32-bit machine: more than it can address) */
+  if ((uint64_t)size > SIZE_MAX / sizeof *buf || !fits_in_memory((uint64_t)size * sizeof *buf))
     return luaL_error(L, "cosock.trace.start: out of memory (a buffer of %d events)", (int)size);
   if (tr == NULL) {
     tr = cn_mem_resize(&lp->mem, NULL, 0, sizeof *tr);
