@@ -169,6 +169,8 @@ end
 --- Raises when the file cannot be written.
 function trace.save(path)
   if type(path) ~= "string" then bad(1, "save", "string expected", path) end
+  -- (io.open would cut the name at the NUL: another file than the one named)
+  if path:find("\0", 1, true) then bad(1, "save", "path without a NUL expected", path) end
   local s = c_stats()
   local f, err = open(path, "w")
   if not f then error("cosock.trace.save: cannot write the trace: " .. tostring(err), 2) end

@@ -161,6 +161,9 @@ function M.read(path)
   if type(path) ~= "string" then
     error("bad argument #1 to 'read' (string expected, got " .. type(path) .. ")", 2)
   end
+  if path:find("\0", 1, true) then -- (io.open would read the file named by what comes before it)
+    error("bad argument #1 to 'read' (path without a NUL expected)", 2)
+  end
   local fh, err = io.open(path, "rb")
   if not fh then error("cosock-trace: cannot open " .. tostring(err), 0) end
   local ok, res = pcall(parse_lines, fh:lines(), path)

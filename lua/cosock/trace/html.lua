@@ -150,6 +150,7 @@ end
 function M.write(t, path, opts)
   t = model_arg(t, "write")
   if type(path) ~= "string" then error("bad argument #2 to 'write' (string expected, got " .. type(path) .. ")", 2) end
+  if path:find("\0", 1, true) then error("bad argument #2 to 'write' (path without a NUL expected)", 2) end
   opts = opts_arg(opts, 3, "write")
   local text = M.render(t, opts)
   local f, err = io.open(path, "wb")
