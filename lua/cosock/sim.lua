@@ -361,7 +361,14 @@ function sim.explore(seeds, fn, opts)
     local o = {}
     for k, v in pairs(opts or {}) do o[k] = v end
     o.seed = seed
-    sim.on(o)
+    local on_ok, on_err = pcall(sim.on, o)
+    if not on_ok then -- (as explore's: an option's value, or the loop's state)
+      on_err = tostring(on_err):gsub("^[^\n]-:%d+: ", ""):gsub("^cosock%.sim%.on: ", "")
+      if on_err:find("while the loop runs", 1, true) or on_err:find("already spawned", 1, true) then
+        error("cosock.sim.explore: " .. on_err, 2)
+      end
+      error("bad argument #3 to 'cosock.sim.explore' (" .. on_err .. ")", 2)
+    end
     local ok, err = pcall(fn, seed)
     local text = sim.transcript()
     sim.off()

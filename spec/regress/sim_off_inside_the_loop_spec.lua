@@ -35,3 +35,25 @@ describe("regress: sim.on and sim.off called from inside the loop", function()
     end)
   end
 end)
+
+describe("regress: sim.explore's errors from the sim.on it makes", function()
+  before_each(function() sim.off(); cosock.reset() end)
+  after_each(function() sim.off(); cosock.reset() end)
+
+  it("are explore's own: a bad option value as its argument #3, the loop's state as explore's", function()
+    local ok, err = pcall(sim.explore, 1, function() end, { clock = 1e17 })
+    assert.is_false(ok)
+    assert.are.equal("bad argument #3 to 'cosock.sim.explore' (clock must be a finite number from -1e9 to 1e9 "
+      .. "(got 1e+17))", err)
+    cosock.spawn(function() end, "spawned before")
+    ok, err = pcall(sim.explore, 1, function() end)
+    assert.is_false(ok)
+    assert.matches("^cosock%.sim%.explore: 1 task%(s%) already spawned", err)
+    cosock.reset()
+    local inside
+    cosock.spawn(function() inside = { pcall(sim.explore, 1, function() end) } end, "explorer")
+    cosock.run()
+    assert.are.same({ false, "cosock.sim.explore: cannot be called while the loop runs" }, inside)
+    assert.is_false(sim.active())
+  end)
+end)
