@@ -160,7 +160,8 @@ local function wait_text(states, by_handle, st, w)
   if in_pred_wait(st.co) then
     return "on a predicate (cosock.when) that stayed false"
   elseif type(obj) == "table" and (getmetatable(obj) or {}).__name == "cosock.signal waiter" then
-    return ("for the signal %q (cosock.signal), which nobody raised"):format(tostring(obj.name))
+    return ("for the signal %s (cosock.signal), which nobody raised")
+      :format((("%q"):format(tostring(obj.name)):gsub("\\\n", "\\n")))
   elseif channel and methods == channel.receiver then
     if obj.link.closed and #obj.link.queue == 0 then
       closed_seen[1] = true

@@ -43,7 +43,9 @@ m._owners = setmetatable({}, { __mode = "kv" })
 function m._is_receiver(v) return getmetatable(v) == R end
 
 function m.receiver(...)
-  local fd = C.open(...)
+  -- (protected, so that its errors name the caller's line, not this one's)
+  local ok, fd = pcall(C.open, ...)
+  if not ok then error(fd, 2) end
   local rx = setmetatable({ inner_sock = fd }, R)
   local co = core.current_task()
   if co then m._owners[rx] = co end

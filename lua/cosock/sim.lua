@@ -152,6 +152,19 @@ local ON_FIELDS = { seed = true, clock = true, epoch = true, address = true, lin
 --- program's address, "10.0.0.1"), link (the default link options, see
 --- sim.link), record (false: keep no record). Raises when tasks were spawned
 --- (on() again while on first ends the simulation that is on, and its tasks).
+-- Calls the loop's f (reset, sim_on, sim_off); its error (the loop runs, a
+-- task is live) is raised as fname's, at the caller of sim.on or sim.off
+-- (it named cosock.reset, at a line of this file).
+local function loop_call(fname, f, ...)
+  local ok, err = pcall(f, ...)
+  if not ok then
+    err = tostring(err):gsub("^[^\n]-:%d+: ", "")
+      :gsub("^cosock%.reset: cannot reset while the loop is running", "cosock.reset: cannot be called while the loop runs")
+      :gsub("^cosock%.reset:", fname .. ":")
+    error(err, 3)
+  end
+end
+
 function sim.on(opts)
   if opts == nil then opts = {} end
   if type(opts) ~= "table" then
@@ -165,9 +178,14 @@ function sim.on(opts)
     error("cosock.sim.on: seed must be an integer (got " .. got(seed) .. ")", 2)
   end
   local clock, epoch = opts.clock or 100000, opts.epoch or 1700000000
+  -- (bounded: at 1e17 a second is below a double's step there, and the
+  -- virtual clock, gettime and os.time() stood still; within these bounds
+  -- the clock's step is below a microsecond, gettime's below 20 us)
   for name, v in pairs({ clock = clock, epoch = epoch }) do
-    if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
-      error(format("cosock.sim.on: %s must be a finite number (got %s)", name, got(v)), 2)
+    local limit = name == "clock" and 1e9 or 1e11
+    if type(v) ~= "number" or v ~= v or v > limit or v < -limit then
+      error(format("cosock.sim.on: %s must be a finite number from -%s to %s (got %s)", name,
+        name == "clock" and "1e9" or "1e11", name == "clock" and "1e9" or "1e11", got(v)), 2)
     end
   end
   if opts.record ~= nil and type(opts.record) ~= "boolean" then
@@ -179,11 +197,12 @@ function sim.on(opts)
   end
   local link = opts.link and net.check_link("cosock.sim.on", opts.link)
   if core.sim_active() then
-    if core.stats().tasks > 0 then core.reset() end
-    sim.off()
+    if core.stats().tasks > 0 then loop_call("cosock.sim.on", core.reset) end
+    loop_call("cosock.sim.on", core.sim_off)
+    restore()
   end
   if saved then restore() end
-  core.sim_on(clock, seed, opts.record ~= false and note or nil)
+  loop_call("cosock.sim.on", core.sim_on, clock, seed, opts.record ~= false and note or nil)
   net.start({ clock = clock, epoch = epoch, address = address, link = link, record = opts.record ~= false })
   patch()
 end
@@ -192,8 +211,8 @@ end
 --- that raised) are dropped first (cosock.reset()): their deadlines are on
 --- the virtual clock. Does nothing while off.
 function sim.off()
-  if core.sim_active() and core.stats().tasks > 0 then core.reset() end
-  core.sim_off()
+  if core.sim_active() and core.stats().tasks > 0 then loop_call("cosock.sim.off", core.reset) end
+  loop_call("cosock.sim.off", core.sim_off)
   restore()
 end
 
@@ -342,7 +361,14 @@ function sim.explore(seeds, fn, opts)
     local o = {}
     for k, v in pairs(opts or {}) do o[k] = v end
     o.seed = seed
-    sim.on(o)
+    local on_ok, on_err = pcall(sim.on, o)
+    if not on_ok then -- (as explore's: an option's value, or the loop's state)
+      on_err = tostring(on_err):gsub("^[^\n]-:%d+: ", ""):gsub("^cosock%.sim%.on: ", "")
+      if on_err:find("while the loop runs", 1, true) or on_err:find("already spawned", 1, true) then
+        error("cosock.sim.explore: " .. on_err, 2)
+      end
+      error("bad argument #3 to 'cosock.sim.explore' (" .. on_err .. ")", 2)
+    end
     local ok, err = pcall(fn, seed)
     local text = sim.transcript()
     sim.off()

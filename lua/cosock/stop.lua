@@ -11,16 +11,34 @@ local core = require "cosock.core"
 
 local task_handles, handle_is_self = core.task_handles, core.handle_is_self
 
--- Cancels every task but the caller's; raises the first error a cancel
--- raised (a setwaker's, a __close's) once every one was cancelled.
+-- The refusal of a cancel made while the loop parks that very task (stop
+-- called from an object's setwaker, or a finalizer, during the park).
+local PARKING = "cannot cancel a task while the loop is parking it"
+
+-- Cancels every task but the caller's. Returns the first error a cancel
+-- raised (a setwaker's, a __close's), once every one was cancelled, and
+-- whether a task could not be cancelled yet because the loop was parking it.
 local function sweep()
-  local first
+  local first, parking
   for _, h in ipairs(task_handles()) do
     if not handle_is_self(h) then
       local ok, err = pcall(h.cancel, h)
-      if not ok and first == nil then first = err end
+      if not ok then
+        if type(err) == "string" and err:find(PARKING, 1, true) then
+          parking = true
+        elseif first == nil then
+          first = err
+        end
+      end
     end
   end
+  return first, parking
+end
+
+-- The task stop spawns: the same sweep in the next pass, its first error
+-- raised (a parked task is parked by then).
+local function sweep_again()
+  local first = sweep()
   if first ~= nil then error(first, 0) end
 end
 
@@ -28,9 +46,10 @@ return function(x)
   if x ~= nil then -- (no timeout here: a drain with a deadline is a scope, doc/service.md)
     error("bad argument #1 to 'stop' (no argument expected, got " .. type(x) .. ")", 2)
   end
-  local ok, err = pcall(sweep)
-  if core.current_task() ~= nil then
-    core.spawn(sweep, "cosock.stop")             -- ends the caller at its next wait
+  local ok, first, parking = pcall(sweep)
+  if not ok then first = first or "cosock.stop: failed" end
+  if core.current_task() ~= nil or parking then
+    core.spawn(sweep_again, "cosock.stop")       -- ends the caller at its next wait
   end
-  if not ok then error(err, 0) end
+  if first ~= nil then error(first, 0) end
 end

@@ -63,8 +63,9 @@ local function is_ossignal(obj)
   return os_mod ~= nil and type(obj) == "table" and os_mod._is_receiver(obj)
 end
 
+-- (%q writes a newline as a backslash and a newline: "\n" keeps a header on one line)
 local function quoted(name)
-  return format("%q", tostring(name))
+  return (format("%q", tostring(name)):gsub("\\\n", "\\n"))
 end
 
 -- What one waited object is: kind (the trace's words) and a short text.

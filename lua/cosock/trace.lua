@@ -108,7 +108,7 @@ end
 function trace.mark(kind, message, task_id)
   if type(kind) ~= "string" then bad(1, "mark", "string expected", kind) end
   if type(message) ~= "string" and type(message) ~= "number" then
-    bad(2, "mark", "string expected", message)
+    bad(2, "mark", "string or number expected", message)
   end
   -- (ids are C ints: a bigger one came back negative, a file no reader takes)
   if task_id ~= nil and not (is_integer(task_id) and task_id >= 0 and task_id <= 2147483647) then
@@ -169,6 +169,8 @@ end
 --- Raises when the file cannot be written.
 function trace.save(path)
   if type(path) ~= "string" then bad(1, "save", "string expected", path) end
+  -- (io.open would cut the name at the NUL: another file than the one named)
+  if path:find("\0", 1, true) then bad(1, "save", "path without a NUL expected", path) end
   local s = c_stats()
   local f, err = open(path, "w")
   if not f then error("cosock.trace.save: cannot write the trace: " .. tostring(err), 2) end
@@ -186,7 +188,12 @@ function trace.save(path)
   local PART = 4096 -- (events made into tables and written at a time)
   local first = 1
   while ok and first <= s.recorded do
-    local events = c_events(first, PART)
+    local rok, events = pcall(c_events, first, PART)
+    -- (a finalizer that resets or restarts the trace between two parts)
+    if not rok or c_stats().gen ~= s.gen then
+      f:close()
+      error("cosock.trace.save: the trace was reset or started again while it was written", 2)
+    end
     lines = {}
     for i = 1, #events do lines[i] = event_line(events[i]) end
     lines[#lines + 1] = ""

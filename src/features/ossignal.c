@@ -46,9 +46,11 @@ static const char *signal_name(int signo) {
   return "?";
 }
 
-/* "TERM" or "SIGTERM" -> SIGTERM; 0 when unknown. */
-static int signal_number(const char *s) {
+/* "TERM" or "SIGTERM" (len bytes) -> SIGTERM; 0 when unknown ("USR1\0x"
+ * too: the whole string must be the name). */
+static int signal_number(const char *s, size_t len) {
   int i;
+  if (strlen(s) != len) return 0;
   if (strncmp(s, "SIG", 3) == 0) s += 3;
   for (i = 0; SIGNALS[i].name; i++)
     if (strcmp(SIGNALS[i].name, s) == 0) return SIGNALS[i].signo;
@@ -96,11 +98,14 @@ static int l_open(lua_State *L) {
   sigemptyset(&mask);
   if (n == 0) return luaL_error(L, "cosock.ossignal.receiver: no signal named");
   for (i = 1; i <= n; i++) {
-    const char *name = lua_tostring(L, i);
-    int signo = name && lua_type(L, i) == LUA_TSTRING ? signal_number(name) : 0;
+    int str = lua_type(L, i) == LUA_TSTRING;    /* (before lua_tolstring turns a number into one) */
+    size_t len = 0;
+    const char *name = lua_tolstring(L, i, &len);
+    int signo = name && str ? signal_number(name, len) : 0;
     if (signo == 0)
-      return cn_argerror(L, i, "receiver", "unknown signal '%s': INT, TERM, HUP, QUIT, USR1, "
-                         "USR2, CHLD, WINCH, ALRM or PIPE expected", name ? name : luaL_typename(L, i));
+      return cn_argerror(L, i, "receiver", "unknown signal '%s%s': INT, TERM, HUP, QUIT, USR1, "
+                         "USR2, CHLD, WINCH, ALRM or PIPE expected", name ? name : luaL_typename(L, i),
+                         name && strlen(name) != len ? "\\0..." : "");
     sigaddset(&mask, signo);
   }
   f = (sigfd *)lua_newuserdata(L, sizeof *f);   /* (may raise: nothing held yet) */

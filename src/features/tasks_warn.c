@@ -236,40 +236,39 @@ static const char *state_name(const cn_task *t) {
  * asked. */
 static int l_tasks_list(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
-  cn_taskrec *r = lp->taskrec;
   double now = cn_clock_coarse(), precise = cn_clock_now(); /* (the stamps' clock; the timers') */
   int slot, n = 0, tracebacks = lua_toboolean(L, 1);
   lua_createtable(L, cn_tasks_live(lp), 0);
   for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
     cn_task *t = cn_task_get(lp, slot);
+    cn_taskrec *r;
     const stamp *s;
+    lua_State *co;
+    unsigned epoch = cn_tasks_epoch(lp);
+    int parked;
     if (t == NULL) continue;
-    luaL_checkstack(L, 6, NULL);
+    /* Each allocation may run a finalizer that ends a task, spawns or (outside
+     * run) resets the loop: t's fields are read right after its table is
+     * made, and the task is looked up again after each call that may run one
+     * (metadata.c does the same); one gone meanwhile is left out. */
+    co = t->co;
+    luaL_checkstack(L, 10, NULL);
+    if (!lua_checkstack(co, 1)) luaL_error(L, CN_MSG_NO_MEMORY);
+    cn_task_push_co(L, t);                     /* (kept: read while it is listed) */
     lua_createtable(L, 0, 13);
-    if (!lua_checkstack(t->co, 1)) luaL_error(L, CN_MSG_NO_MEMORY);
-    cn_task_push_co(L, t);
+    if ((t = cn_task_same(lp, slot, co, epoch)) == NULL) {
+      lua_pop(L, 2);
+      continue;
+    }
+    lua_pushvalue(L, -2);
     lua_setfield(L, -2, "co");
-    cn_task_push_name(L, lp, slot);
-    lua_setfield(L, -2, "name");
-    cn_task_push_handle(L, lp, slot);
-    lua_setfield(L, -2, "handle");
-    if (tracebacks) {
-      luaL_traceback(L, t->co, NULL, t->co == L ? 1 : 0);
-      lua_setfield(L, -2, "traceback");
-    }
-    if (t->state == T_PARKED) {
-      cn_push_task_waits(L, lp, t);
-      lua_setfield(L, -2, "waits");
-    }
+    /* (no collection runs from here to the name: numbers and known keys) */
     lua_pushinteger(L, (lua_Integer)slot + 1);
     lua_setfield(L, -2, "slot");
-    lua_pushstring(L, state_name(t));
-    lua_setfield(L, -2, "state");
-    cn_site_push(L, lp, t->site, t->site_line);
-    lua_setfield(L, -2, "site");
     /* (a task never resumed has no stamp: the slot's may be an ended task's
      * whose coroutine had the same address) */
-    s = r != NULL && slot < r->cap && r->per[slot].co == t->co && t->last_wake != -1 ? &r->per[slot] : NULL;
+    r = lp->taskrec;
+    s = r != NULL && slot < r->cap && r->per[slot].co == co && t->last_wake != -1 ? &r->per[slot] : NULL;
     if (s != NULL) {
       lua_pushnumber(L, now - s->began);
       lua_setfield(L, -2, "since");
@@ -286,39 +285,77 @@ static int l_tasks_list(lua_State *L) {
       lua_pushnumber(L, t->deadline > precise ? t->deadline - precise : 0);
       lua_setfield(L, -2, "left");
     }
-    lua_rawseti(L, -2, ++n);
+    cn_task_push_name(L, lp, slot);
+    lua_setfield(L, -2, "name");
+    cn_task_push_handle(L, lp, slot);
+    lua_setfield(L, -2, "handle");
+    parked = t->state == T_PARKED;
+    lua_pushstring(L, state_name(t));
+    lua_setfield(L, -2, "state");
+    if (parked && (t = cn_task_same(lp, slot, co, epoch)) != NULL) {
+      cn_push_task_waits(L, lp, t);
+      lua_setfield(L, -2, "waits");
+    }
+    if ((t = cn_task_same(lp, slot, co, epoch)) != NULL) {
+      cn_site_push(L, lp, t->site, t->site_line);
+      lua_setfield(L, -2, "site");
+    }
+    if (tracebacks) {
+      luaL_traceback(L, co, NULL, co == L ? 1 : 0);
+      lua_setfield(L, -2, "traceback");
+    }
+    if (cn_task_same(lp, slot, co, epoch) != NULL) {
+      lua_rawseti(L, -3, ++n);
+      lua_pop(L, 1);
+    } else {
+      lua_pop(L, 2);                           /* gone meanwhile: left out */
+    }
   }
   return 1;
 }
 
 /* tasks_unbounded() -> for the unwakeable warning's idle check, the tasks
  * that wait with no deadline, each {co, slot, name, handle, waits, timeout}
- * (what it needs and no more: a check looks at every such task). */
+ * (what it needs and no more: a check looks at every such task). Looked up
+ * again after each allocation, as in tasks_list. */
 static int l_tasks_unbounded(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   int slot, n = 0;
   lua_newtable(L);
   for (slot = 0; slot < cn_tasks_slots(lp); slot++) {
     cn_task *t = cn_task_get(lp, slot);
+    lua_State *co;
+    unsigned epoch = cn_tasks_epoch(lp);
     if (t == NULL || t->state != T_PARKED || t->armed) continue;
-    luaL_checkstack(L, 6, NULL);
-    lua_createtable(L, 0, 6);
-    if (!lua_checkstack(t->co, 1)) luaL_error(L, CN_MSG_NO_MEMORY);
+    co = t->co;
+    luaL_checkstack(L, 10, NULL);
+    if (!lua_checkstack(co, 1)) luaL_error(L, CN_MSG_NO_MEMORY);
     cn_task_push_co(L, t);
+    lua_createtable(L, 0, 6);
+    if ((t = cn_task_same(lp, slot, co, epoch)) == NULL || t->state != T_PARKED || t->armed) {
+      lua_pop(L, 2);
+      continue;
+    }
+    lua_pushvalue(L, -2);
     lua_setfield(L, -2, "co");
     lua_pushinteger(L, (lua_Integer)slot + 1);
     lua_setfield(L, -2, "slot");
+    if (t->tmo != CN_TMO_NONE) {
+      cn_push_wait_timeout(L, t);
+      lua_setfield(L, -2, "timeout");
+    }
     cn_task_push_name(L, lp, slot);
     lua_setfield(L, -2, "name");
     cn_task_push_handle(L, lp, slot);
     lua_setfield(L, -2, "handle");
     cn_push_task_waits(L, lp, t);
     lua_setfield(L, -2, "waits");
-    if (t->tmo != CN_TMO_NONE) {
-      cn_push_wait_timeout(L, t);
-      lua_setfield(L, -2, "timeout");
+    if (cn_task_same(lp, slot, co, epoch) != NULL) {
+      lua_rawseti(L, -3, ++n);
+      lua_pop(L, 1);
+    } else {
+      lua_pop(L, 2);
     }
-    lua_rawseti(L, -2, ++n);
   }
   return 1;
 }

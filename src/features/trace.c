@@ -2,12 +2,19 @@
  * fixed-size record written at a point of the pass; nothing here raises at a
  * point: a string that cannot be interned (no memory) is left out, a task
  * that cannot be given an id (no memory) is task 0, and a full buffer counts
- * what it could not keep. */
+ * what it could not keep.
+ *
+ * Any allocation may run a finalizer, and a finalizer may stop, restart or
+ * (outside run) reset the trace; an error's __tostring may too. So the state
+ * lives as long as the loop (reset empties it), every function reads the
+ * buffer afresh after Lua could run, and gen (bumped by start and reset)
+ * tells a function that the trace it was writing or reading is gone. */
 #include "config.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 
@@ -18,6 +25,7 @@
 #include "messages.h"
 #include "names.h"
 #include "park.h"
+#include "run.h"
 #include "task.h"
 #include "timer_object.h"
 #include "trace.h"
@@ -68,6 +76,7 @@ struct cn_trace {
   double dropped;           /* events the full buffer could not keep */
   ev scratch;               /* where those are written */
   int on;
+  unsigned gen;             /* bumped by start and reset: the trace changed */
   int virtual_clock;        /* the clock was virtual when it started (cosock.sim) */
   double t0;                /* the clock at start */
   idmap *ids;
@@ -96,9 +105,13 @@ static const cn_hook trace_hook;
 
 /* ---- records -------------------------------------------------------------- */
 
-static ev *put(struct cn_trace *tr, int kind, int task) {
+/* The event's record (a scratch one when the buffer is full, or when the trace
+ * recording at gen stopped or changed since: Lua ran in between). */
+static ev *put(struct cn_trace *tr, unsigned gen, int kind, int task) {
   ev *e;
-  if (tr->n < tr->size) {
+  if (!tr->on || tr->gen != gen) {
+    e = &tr->scratch;
+  } else if (tr->n < tr->size) {
     e = &tr->buf[tr->n++];
   } else {
     tr->dropped++;
@@ -116,18 +129,21 @@ static int intern_top(lua_State *L, struct cn_trace *tr) {
   int i;
   luaL_checkstack(L, 4, NULL);
   cn_push_ref(L, tr->r_strs);                  /* s, strs */
+  if (!lua_istable(L, -1)) {                   /* (reset by a finalizer: no table) */
+    lua_pop(L, 2);
+    return 0;
+  }
   lua_pushvalue(L, -2);
   lua_rawget(L, -2);
   i = (int)lua_tointeger(L, -1);
   lua_pop(L, 1);
   if (i == 0) {
-    i = tr->nstrs + 1;
+    i = ++tr->nstrs;                           /* (before the sets, which may run Lua) */
     lua_pushvalue(L, -2);
     lua_rawseti(L, -2, i);
     lua_pushvalue(L, -2);
     lua_pushinteger(L, i);
     lua_rawset(L, -3);
-    tr->nstrs = i;
   }
   lua_pop(L, 2);
   return i;
@@ -205,8 +221,9 @@ static int job_run(lua_State *L) {
  * value: the index of the value of a JOB_VALUE, else 0. Leaves the stack. */
 static int run_job(lua_State *L, cn_loop *lp, struct cn_trace *tr, int op, cn_task *t, int value) {
   job j;
-  int top = lua_gettop(L);
-  if (L == NULL || !lua_checkstack(L, LUA_MINSTACK)) return 0;
+  cn_busy was = {NULL, -1};
+  int busy, top = lua_gettop(L);
+  if (L == NULL || tr->r_job == 0 || !lua_checkstack(L, LUA_MINSTACK)) return 0;
   j.lp = lp;
   j.tr = tr;
   j.t = t;
@@ -217,7 +234,13 @@ static int run_job(lua_State *L, cn_loop *lp, struct cn_trace *tr, int op, cn_ta
   lua_pushlightuserdata(L, &j);
   if (value != 0) lua_pushvalue(L, value);
   else lua_pushnil(L);
+  /* Busy (doc/reliability.md, the re-entrancy contract): outside run a
+   * finalizer inside the job may not reset the loop under the task it
+   * names (a spawn's task would be gone, its site read from a freed block). */
+  busy = !cn_running(lp);                     /* (inside run, run's flag refuses them) */
+  if (busy) was = cn_busy_begin(lp, "cosock.trace's record of a task", t->slot);
   if (lua_pcall(L, 2, 0, 0) != LUA_OK) j.out = 0;
+  if (busy) cn_busy_end(lp, was);
   lua_settop(L, top);
   return j.out;
 }
@@ -240,6 +263,7 @@ static int grow_ids(cn_loop *lp, struct cn_trace *tr, int n) {
 static int first_seen(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t, int parent) {
   ev *e;
   int id, name = 0, site = 0;
+  unsigned gen = tr->gen;
   if (t->slot >= tr->capids && !grow_ids(lp, tr, t->slot + 1)) {
     tr->dropped++;
     return 0;
@@ -249,9 +273,11 @@ static int first_seen(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t
   tr->ids[t->slot].id = id;
   if (L != NULL) {
     name = run_job(L, lp, tr, JOB_NAME, t, 0);
+    if (tr->gen != gen) return 0;              /* (restarted meanwhile: the new one saw t) */
     site = run_job(L, lp, tr, JOB_SITE, t, 0);
   }
-  e = put(tr, EV_SPAWN, id);
+  if (tr->gen != gen) return 0;
+  e = put(tr, gen, EV_SPAWN, id);
   e->a = parent;
   e->s1 = name;
   e->s2 = site;
@@ -307,8 +333,9 @@ static void cause_of(cn_loop *lp, struct cn_trace *tr, cn_task *t, unsigned char
   else *cause = CN_CAUSE_OTHER;                /* a task's waker call */
 }
 
-static void wake_event(struct cn_trace *tr, int id, unsigned char cause, int by, int b) {
-  ev *e = put(tr, EV_WAKE, id);
+static void wake_event(struct cn_trace *tr, unsigned gen, int id, unsigned char cause, int by,
+                       int b) {
+  ev *e = put(tr, gen, EV_WAKE, id);
   e->sub = cause;
   e->a = by;
   e->b = b;
@@ -316,7 +343,7 @@ static void wake_event(struct cn_trace *tr, int id, unsigned char cause, int by,
 }
 
 /* The turn of t ended in a wait: what on. */
-static void wait_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t) {
+static void wait_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, unsigned gen, cn_task *t) {
   int id = id_of(L, lp, tr, t), detail = 0, b = 0;
   unsigned char what = lp->hooks.what;
   ev *e;
@@ -348,7 +375,7 @@ static void wait_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *
       what = CN_WHAT_OTHER;
     }
   }
-  e = put(tr, EV_WAIT, id);
+  e = put(tr, gen, EV_WAIT, id);
   e->sub = what;
   e->s2 = detail;
   e->b = b;
@@ -357,13 +384,13 @@ static void wait_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *
   tr->label_slot = -1;
   if (tr->pend_slot == t->slot) {              /* woken as it parked: after its wait */
     tr->pend_slot = -1;
-    wake_event(tr, id, tr->pend_cause, tr->pend_by, tr->pend_b);
+    wake_event(tr, gen, id, tr->pend_cause, tr->pend_by, tr->pend_b);
   }
 }
 
 /* t returned or raised (its coroutine says which; a scope's cancellation
  * value is a cancel). */
-static void end_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t) {
+static void end_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, unsigned gen, cn_task *t) {
   int id = id_of(L, lp, tr, t), err = 0;
   unsigned char how = HOW_RETURNED;
   lua_State *co = t->co;
@@ -381,7 +408,7 @@ static void end_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t
       }
     }
   }
-  e = put(tr, EV_END, id);
+  e = put(tr, gen, EV_END, id);
   e->sub = how;
   e->s1 = err;
   if (t->slot < tr->capids) forget_id(tr, t->slot);    /* told: not dropped when freed */
@@ -390,22 +417,25 @@ static void end_event(lua_State *L, cn_loop *lp, struct cn_trace *tr, cn_task *t
 
 static void trace_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
   struct cn_trace *tr = lp->trace;
+  unsigned gen = tr->gen;                      /* (put writes nothing if it changes) */
   ev *e;
   switch (point) {
   case CN_AT_SPAWN: {
-    int parent = current_id(L, lp, tr);
-    wake_event(tr, first_seen(L, lp, tr, t, parent), CN_CAUSE_SPAWN, parent, 0);
+    int parent = current_id(L, lp, tr), id = first_seen(L, lp, tr, t, parent);
+    wake_event(tr, gen, id, CN_CAUSE_SPAWN, parent, 0);
     break;
   }
-  case CN_AT_RESUME:                           /* a turn begins: what it said before is over */
-    put(tr, EV_RUN, id_of(L, lp, tr, t));
+  case CN_AT_RESUME: {                         /* a turn begins: what it said before is over */
+    int id = id_of(L, lp, tr, t);
+    put(tr, gen, EV_RUN, id);
     lp->hooks.what = CN_WHAT_NONE;
     lp->hooks.cause = CN_CAUSE_NONE;           /* (one an error left set) */
     tr->label_slot = tr->pend_slot = -1;
     tr->ending = 0;
     break;
+  }
   case CN_AT_PARKED:
-    wait_event(L, lp, tr, t);
+    wait_event(L, lp, tr, gen, t);
     break;
   case CN_AT_READY: {
     unsigned char cause;
@@ -417,30 +447,31 @@ static void trace_at(lua_State *L, cn_loop *lp, int point, cn_task *t) {
       tr->pend_by = by;
       tr->pend_b = b;
     } else {
-      wake_event(tr, id_of(L, lp, tr, t), cause, by, b);
+      int id = id_of(L, lp, tr, t);
+      wake_event(tr, gen, id, cause, by, b);
     }
     break;
   }
   case CN_AT_ENDED:
-    end_event(L, lp, tr, t);
+    end_event(L, lp, tr, gen, t);
     break;
   case CN_AT_FREED:                            /* gone without an end: dropped */
     if (t->slot < tr->capids && tr->ids[t->slot].co == t->co) {
-      e = put(tr, EV_END, tr->ids[t->slot].id);
+      e = put(tr, gen, EV_END, tr->ids[t->slot].id);
       e->sub = HOW_DROPPED;
       forget_id(tr, t->slot);
     }
     break;
   case CN_AT_TIMED:
     if (tr->fired > 0) {
-      e = put(tr, EV_TIMERS, 0);
+      e = put(tr, gen, EV_TIMERS, 0);
       e->a = tr->fired;
       tr->fired = 0;
     }
     break;
   case CN_AT_POLL:                             /* its event now, before what it wakes */
     tr->poll_at = cn_clock_now();
-    e = put(tr, EV_POLL, 0);
+    e = put(tr, gen, EV_POLL, 0);
     tr->poll_ix = e == &tr->scratch ? (size_t)-1 : (size_t)(e - tr->buf);
     break;
   case CN_AT_POLLED:
@@ -467,14 +498,26 @@ static void free_buffers(cn_loop *lp, struct cn_trace *tr) {
 
 static char module_key;                        /* registry: cosock.core, once opened */
 
-/* Everything goes: the buffer, the strings, the state. Cannot fail. */
-static void trace_drop(lua_State *L, cn_loop *lp) {
-  struct cn_trace *tr = lp->trace;
-  if (tr == NULL) return;
+/* The recording goes: the buffer, the strings, the ids; the state stays
+ * (zeroed, as before the first start), since a function of this file that a
+ * finalizer interrupted may still hold it. Cannot fail. */
+static void trace_clear(lua_State *L, cn_loop *lp, struct cn_trace *tr) {
+  unsigned gen = tr->gen + 1;
   cn_hook_set(lp, &trace_hook, POINTS, 0);
   free_buffers(lp, tr);
   cn_unref(L, &tr->r_strs);
   cn_unref(L, &tr->r_job);
+  memset(tr, 0, sizeof *tr);
+  tr->gen = gen;
+  tr->label_slot = tr->pend_slot = -1;
+  tr->poll_ix = (size_t)-2;
+}
+
+/* The loop is collected: everything goes. */
+static void trace_drop(lua_State *L, cn_loop *lp) {
+  struct cn_trace *tr = lp->trace;
+  if (tr == NULL) return;
+  trace_clear(L, lp, tr);
   cn_mem_free(&lp->mem, tr, sizeof *tr);
   lp->trace = NULL;
 }
@@ -483,7 +526,7 @@ static void trace_drop(lua_State *L, cn_loop *lp) {
  * cosock.core while it was on (trace_wait, trace_wake). Cannot fail. */
 static void trace_reset(lua_State *L, cn_loop *lp) {
   if (lp->trace == NULL) return;
-  trace_drop(L, lp);
+  trace_clear(L, lp, lp->trace);
   if (lua_checkstack(L, 3)) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &module_key) == LUA_TTABLE) {
       lua_pushliteral(L, "trace_wait");        /* (keys the table has or had: no allocation) */
@@ -501,6 +544,18 @@ static const cn_hook trace_hook = {
   .name = "trace", .at = trace_at, .reset = trace_reset, .free = trace_drop
 };
 
+/* Whether a buffer of n bytes could be in the machine's memory at all: one
+ * larger than its physical memory is refused without trying (the try is
+ * pointless, and an allocator that aborts instead of failing, ASan's, would
+ * end the process). (A 32-bit machine: more than it can address, too.) */
+static int fits_in_memory(uint64_t n) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && psize > 0 && (double)n > (double)pages * (double)psize) return 0;
+#endif
+  return 1;
+}
+
 /* trace_start(size): a new trace of size events (the old one goes). */
 static int l_start(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
@@ -508,11 +563,12 @@ static int l_start(lua_State *L) {
   lua_Integer size = luaL_checkinteger(L, 1);
   ev *buf;
   int i, r_strs;
+  unsigned gen;
   if (tr != NULL && tr->on) return luaL_error(L, "cosock.trace.start: a trace is on already");
   if (size < 16 || size > INT32_MAX)
     return cn_argerror(L, 1, "cosock.trace.start", "size must be an integer from 16 to %d, got %f",
                        (int)INT32_MAX, (lua_Number)size);
-  if ((uint64_t)size > SIZE_MAX / sizeof *buf)   /* (a 32-bit machine: more than it can address) */
+  if ((uint64_t)size > SIZE_MAX / sizeof *buf || !fits_in_memory((uint64_t)size * sizeof *buf))
     return luaL_error(L, "cosock.trace.start: out of memory (a buffer of %d events)", (int)size);
   if (tr == NULL) {
     tr = cn_mem_resize(&lp->mem, NULL, 0, sizeof *tr);
@@ -521,13 +577,15 @@ static int l_start(lua_State *L) {
     lp->trace = tr;
   }
   /* What may raise comes first: until the buffer is had, nothing changed
-   * but what the next start uses again (the state, the job function). */
+   * but what the next start uses again (the state, the job function). The
+   * table's allocation may run a finalizer (which may reset or start a
+   * trace): the job function is taken after it (a luaL_ref runs no Lua). */
+  lua_newtable(L);                             /* the strings */
+  r_strs = luaL_ref(L, LUA_REGISTRYINDEX);
   if (tr->r_job == 0) {
     lua_pushcfunction(L, job_run);
     tr->r_job = luaL_ref(L, LUA_REGISTRYINDEX);
   }
-  lua_newtable(L);                             /* the strings */
-  r_strs = luaL_ref(L, LUA_REGISTRYINDEX);
   buf = cn_mem_resize(&lp->mem, NULL, 0, (size_t)size * sizeof *buf);
   if (buf == NULL) {
     cn_unref(L, &r_strs);
@@ -550,14 +608,17 @@ static int l_start(lua_State *L) {
   tr->virtual_clock = cn_clock_is_virtual();
   tr->t0 = cn_clock_now();
   tr->on = 1;
+  gen = ++tr->gen;
   lp->hooks.what = CN_WHAT_NONE;
   lp->hooks.cause = CN_CAUSE_NONE;             /* (one an error left set) */
-  /* The tasks alive now, in slot order, as if spawned now by the program. */
-  for (i = 0; i < cn_tasks_slots(lp); i++) {
+  /* The tasks alive now, in slot order, as if spawned now by the program.
+   * (Interning a name may run a finalizer that stops, restarts or resets
+   * the trace: then this start is over.) */
+  for (i = 0; i < cn_tasks_slots(lp) && tr->on && tr->gen == gen; i++) {
     cn_task *t = cn_task_get(lp, i);
     if (t != NULL) first_seen(L, lp, tr, t, 0);
   }
-  cn_hook_set(lp, &trace_hook, POINTS, 1);
+  if (tr->on && tr->gen == gen) cn_hook_set(lp, &trace_hook, POINTS, 1);
   return 0;
 }
 
@@ -576,20 +637,28 @@ static int l_stop(lua_State *L) {
   return 0;
 }
 
-/* trace_stats() -> {size, recorded, dropped, on, clock} */
+/* trace_stats() -> {size, recorded, dropped, on, clock, gen} (gen: changed
+ * by each start and reset, so save can tell its trace went meanwhile) */
 static int l_stats(lua_State *L) {
-  struct cn_trace *tr = cn_loop_get(L)->trace;
-  lua_createtable(L, 0, 5);
-  lua_pushinteger(L, tr ? (lua_Integer)tr->size : 0);
+  const struct cn_trace *tr = cn_loop_get(L)->trace;
+  /* (read before the table: its allocation may run a finalizer that resets) */
+  lua_Integer size = tr ? (lua_Integer)tr->size : 0, n = tr ? (lua_Integer)tr->n : 0;
+  lua_Integer dropped = tr ? (lua_Integer)tr->dropped : 0;
+  int on = tr && tr->on, virt = tr && tr->virtual_clock;
+  lua_Integer gen = tr ? (lua_Integer)tr->gen : 0;
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, size);
   lua_setfield(L, -2, "size");
-  lua_pushinteger(L, tr ? (lua_Integer)tr->n : 0);
+  lua_pushinteger(L, n);
   lua_setfield(L, -2, "recorded");
-  lua_pushinteger(L, tr ? (lua_Integer)tr->dropped : 0);
+  lua_pushinteger(L, dropped);
   lua_setfield(L, -2, "dropped");
-  lua_pushboolean(L, tr && tr->on);
+  lua_pushboolean(L, on);
   lua_setfield(L, -2, "on");
-  lua_pushstring(L, tr && tr->virtual_clock ? "virtual" : "real");
+  lua_pushstring(L, virt ? "virtual" : "real");
   lua_setfield(L, -2, "clock");
+  lua_pushinteger(L, gen);
+  lua_setfield(L, -2, "gen");
   return 1;
 }
 
@@ -620,6 +689,7 @@ static int l_events(lua_State *L) {
   size_t i, n = tr ? tr->n : 0;
   lua_Integer first = luaL_optinteger(L, 1, 1), count = luaL_optinteger(L, 2, (lua_Integer)n);
   size_t from = first > 1 ? (size_t)(first - 1) : 0;
+  unsigned gen = tr ? tr->gen : 0;
   int strs;
   if (count < 0) count = 0;
   if (from > n) from = n;
@@ -627,10 +697,17 @@ static int l_events(lua_State *L) {
   lua_settop(L, 0);
   lua_createtable(L, n - from < 1u << 24 ? (int)(n - from) : 0, 0);
   if (n == from) return 1;
-  cn_push_ref(L, tr->r_strs);
-  strs = lua_gettop(L);
+  strs = lua_gettop(L) + 1;
   for (i = from; i < n; i++) {
-    const ev *e = &tr->buf[i];
+    ev rec;                                    /* (a copy: what follows allocates) */
+    const ev *e = &rec;
+    if (tr->gen != gen) {                      /* a finalizer reset or restarted it */
+      lua_pushliteral(L, "cosock.trace.events: the trace was reset or started again "
+                         "while it was read");
+      return lua_error(L);
+    }
+    if (i == from) cn_push_ref(L, tr->r_strs);
+    rec = tr->buf[i];
     lua_createtable(L, 0, 6);
     lua_pushnumber(L, e->t);
     lua_setfield(L, -2, "t");
@@ -713,18 +790,24 @@ static int l_mark(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   struct cn_trace *tr = lp->trace;
   int task, what, detail;
+  unsigned gen;
   ev *e;
   if (tr == NULL || !tr->on) {
     lua_pushboolean(L, 0);
     return 1;
   }
+  gen = tr->gen;
   lua_settop(L, 3);
   task = lua_isnil(L, 3) ? current_id(L, lp, tr) : (int)lua_tointeger(L, 3);
   luaL_tolstring(L, 1, NULL);
   what = intern_top(L, tr);
   luaL_tolstring(L, 2, NULL);
   detail = intern_top(L, tr);
-  e = put(tr, EV_NOTE, task);
+  if (!tr->on || tr->gen != gen) {             /* a finalizer stopped it meanwhile */
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  e = put(tr, gen, EV_NOTE, task);
   e->s1 = what;
   e->s2 = detail;
   lua_pushboolean(L, 1);
@@ -748,7 +831,12 @@ static int l_task_id(lua_State *L) {
     }
   }
   if (tr == NULL || t == NULL || !tr->on) return 0;
-  lua_pushinteger(L, id_of(L, lp, tr, t));
+  {
+    unsigned gen = tr->gen;
+    int id = id_of(L, lp, tr, t);              /* (its name's interning may run Lua) */
+    if (id == 0 || !tr->on || tr->gen != gen) return 0;
+    lua_pushinteger(L, id);
+  }
   return 1;
 }
 
@@ -763,14 +851,16 @@ static int l_label(lua_State *L) {
   cn_loop *lp = cn_loop_get(L);
   struct cn_trace *tr = lp->trace;
   int what = luaL_checkoption(L, 1, NULL, whats) + 1;
-  int slot = cn_current_slot(lp);
+  int slot = cn_current_slot(lp), detail = 0;
+  unsigned gen;
   if (tr == NULL || !tr->on || slot < 0) return 0;
-  if (lua_isnoneornil(L, 2)) {
-    tr->label_detail = 0;
-  } else {
-    luaL_tolstring(L, 2, NULL);
-    tr->label_detail = intern_top(L, tr);
+  gen = tr->gen;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_tolstring(L, 2, NULL);                /* (may run Lua: a __tostring, a finalizer) */
+    detail = intern_top(L, tr);
+    if (!tr->on || tr->gen != gen) return 0;
   }
+  tr->label_detail = detail;
   tr->label_slot = slot;
   tr->label_what = (unsigned char)what;
   return 0;

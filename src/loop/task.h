@@ -133,6 +133,17 @@ static inline cn_task *cn_task_get(cn_loop *lp, int slot) {
   return t && t->state != T_FREE ? t : NULL;
 }
 
+/* After a call that may have run a finalizer (one that allocates: it may
+ * end tasks, spawn, or outside run reset the loop): the task in slot if it
+ * is still the one whose coroutine is co, in the loop's epoch as it was
+ * before the call, else NULL. */
+static inline cn_task *cn_task_same(cn_loop *lp, int slot, const lua_State *co, unsigned epoch) {
+  cn_task *t;
+  if (lp->tasks.epoch != epoch) return NULL;
+  t = cn_task_get(lp, slot);
+  return t != NULL && t->co == co ? t : NULL;
+}
+
 /* Which task the loop is resuming. Written by run alone (cn_set_current,
  * cn_set_current_co); asked by park and the features. */
 static inline void cn_set_current(cn_loop *lp, int slot) { lp->tasks.current = slot; }

@@ -45,6 +45,7 @@ local function trace_mark(kind, message, id)
 end
 
 local function warn(kind, message, info)
+  if report == nil then return end -- (a report before turned them all off)
   info.kind = kind
   info.message = message
   trace_mark(kind, message, info.id)
@@ -83,11 +84,17 @@ local function leftovers(co)
 end
 
 -- Called by the C side at the end of a pass's resumes with what it noted.
+-- A report may change the settings (warnings(...) or warnings(false)): what
+-- is left of the queue is told as they are now, a kind turned off not at all.
 local function flush(queue, n, dropped)
   for i = 0, n - 1 do
     local kind, co, name, s = KINDS[queue[4 * i + 1]], queue[4 * i + 2], queue[4 * i + 3], queue[4 * i + 4]
     queue[4 * i + 2], queue[4 * i + 3] = false, false   -- (not kept alive by the queue)
     local info = { co = co, name = name or nil, seconds = s, id = trace_id(co) }
+    local limit = limits[kind]
+    if limit == nil or (limit ~= true and not (s > limit)) then
+      kind = nil                                        -- (off now, or within the limit now)
+    end
     if kind == "turn" then
       info.limit = limits.turn
       warn(kind, format("task %s ran %s s in one turn (limit %s s)", label(name, co), secs(s),
@@ -105,7 +112,7 @@ local function flush(queue, n, dropped)
       end
     end
   end
-  if dropped > 0 then
+  if dropped > 0 and (limits.turn or limits.ready or limits.leftover) then
     warn("dropped", format("%d warnings of one pass were not reported (the queue was full)", dropped),
       { seconds = 0 })
   end
@@ -152,6 +159,7 @@ local function check()
   local recs = tasks_unbounded()
   local _, by_handle = handle_namer(recs)
   for _, rec in ipairs(recs) do
+    if not limits.unwakeable then return end  -- (a report turned it off)
     local why = never_wakes(rec, by_handle)
     if why then
       warn("unwakeable", format("task %s %s (spawned at %s)", label(rec.name, rec.co), why,
@@ -228,7 +236,8 @@ return function(opts)
     if v ~= nil and type(v) ~= "boolean" then bad(1, field, "boolean", v) end
   end
   if opts.report ~= nil and type(opts.report) ~= "function" then bad(1, "report", "function", opts.report) end
-  limits = { turn = turn, ready = ready, interval = interval or UNWAKE_EVERY }
+  limits = { turn = turn, ready = ready, interval = interval or UNWAKE_EVERY,
+             leftover = opts.leftover == true or nil, unwakeable = opts.unwakeable == true or nil }
   report = opts.report or default_report
   seen = setmetatable({}, { __mode = "k" })
   tasks_warn(turn, ready, opts.leftover == true, opts.unwakeable and limits.interval or nil, flush, check)

@@ -122,6 +122,7 @@ end
 function M.write(t, path)
   model_arg(t, "write")
   if type(path) ~= "string" then error("bad argument #2 to 'write' (string expected, got " .. type(path) .. ")", 2) end
+  if path:find("\0", 1, true) then error("bad argument #2 to 'write' (path without a NUL expected)", 2) end
   local f, err = io.open(path, "wb")
   if not f then error("cosock-trace: cannot write " .. tostring(err), 0) end
   f:write(M.export(t))

@@ -18,6 +18,18 @@ usage: cosock-trace FILE [-o OUT.html] [--chrome OUT.json] [--top N] [--no-html]
   -h, --help             this text
 ]]
 
+-- Whether two paths name the same file as written ("./a//b" is "a/b"; a
+-- link or another spelling of the same file is not seen: plain Lua has no
+-- stat).
+local function same_path(a, b)
+  local function norm(p)
+    p = p:gsub("/+", "/")
+    repeat local n; p, n = p:gsub("/%./", "/") until n == 0
+    return (p:gsub("^%./", ""):gsub("/%.$", ""))
+  end
+  return a ~= nil and b ~= nil and norm(a) == norm(b)
+end
+
 function M.main(args, out, err)
   if type(args) ~= "table" then error("bad argument #1 to 'main' (table of arguments expected, got " .. type(args) .. ")", 2) end
   if out ~= nil and type(out) ~= "function" then error("bad argument #2 to 'main' (function or nil expected, got " .. type(out) .. ")", 2) end
@@ -30,8 +42,11 @@ function M.main(args, out, err)
     err("cosock-trace: " .. msg .. "\n" .. M.USAGE)
     return 2
   end
-  while args[i] do
+  while args[i] ~= nil do
     local a = args[i]
+    if type(a) ~= "string" then
+      error(("bad argument #1 to 'main' (strings expected, got %s at [%d])"):format(type(a), i), 2)
+    end
     local function value()
       i = i + 1
       return args[i]
@@ -64,6 +79,11 @@ function M.main(args, out, err)
   end
   if not file then return usage("no trace file given") end
   if no_html and html then return usage("-o and --no-html together") end
+  -- (the trace may be the only copy of a run: an output never replaces it)
+  local target = not no_html and (html or file .. ".html") or nil
+  if same_path(target, file) then return usage("-o " .. target .. " would overwrite the trace itself") end
+  if same_path(chrome, file) then return usage("--chrome " .. chrome .. " would overwrite the trace itself") end
+  if same_path(chrome, target) then return usage("the timeline and --chrome are both " .. chrome) end
 
   local ok, res = pcall(function()
     local tfile = require "cosock.trace.file"

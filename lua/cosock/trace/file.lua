@@ -52,12 +52,26 @@ end
 local function number(s)
   -- tonumber takes hex and surrounding spaces; a trace writes plain decimals.
   if not s:match("^%-?[%d.]+[eE]?[-+]?%d*$") then return nil end
-  return tonumber(s)
+  local n = tonumber(s)
+  -- (1e999 is inf: no time, and no view can place it)
+  if n == nil or n ~= n or n == math.huge or n == -math.huge then return nil end
+  return n
 end
 
--- A whole number >= 0 (task ids, counts).
+-- A time or a duration (t, slept): within 1e12 s of the trace's start
+-- (about 31,700 years; a writer's never come near: cosock.sim caps a wait at
+-- a year), so that the views' differences and nanoseconds stay finite.
+local function seconds(s)
+  local n = number(s)
+  if n and (n > 1e12 or n < -1e12) then return nil end
+  return n
+end
+
+-- A whole number >= 0 (task ids, counts), up to 2^53 - 1 (beyond it a
+-- number is no longer whole in every Lua, nor printable as an integer).
 local function count(s)
   local n = s:match("^%d+$") and tonumber(s)
+  if n and n > 9007199254740991 then return nil end
   return n
 end
 
@@ -65,7 +79,7 @@ end
 -- unknown kind.
 local function event(f, fail)
   if #f < 4 then fail("an event line needs at least E, time, kind and task") end
-  local t = number(f[2])
+  local t = seconds(f[2])
   if not t then fail(("bad time %q"):format(f[2])) end
   local kind = f[3]
   local spec = M.FIELDS[kind]
@@ -80,7 +94,7 @@ local function event(f, fail)
     local raw = f[4 + i]
     if raw ~= "-" and raw ~= "" then
       if field[2] then
-        local n = (field[2] == "count" and count or number)(raw)
+        local n = (field[2] == "count" and count or field[1] == "timeout" and number or seconds)(raw)
         if not n then fail(("bad %s %q in a %s event"):format(field[1], raw, kind)) end
         e[field[1]] = n
       else
@@ -146,6 +160,9 @@ end
 function M.read(path)
   if type(path) ~= "string" then
     error("bad argument #1 to 'read' (string expected, got " .. type(path) .. ")", 2)
+  end
+  if path:find("\0", 1, true) then -- (io.open would read the file named by what comes before it)
+    error("bad argument #1 to 'read' (path without a NUL expected)", 2)
   end
   local fh, err = io.open(path, "rb")
   if not fh then error("cosock-trace: cannot open " .. tostring(err), 0) end

@@ -25,9 +25,11 @@ M.WAITS = { "recv", "send", "select", "channel-recv", "channel-send", "sleep", "
 
 local floor = math.floor
 
+-- (%.0f, not %d: a time far from the start, 1e300 s in a hand-written trace
+-- or a long sleep under cosock.sim, has no integer representation in ns)
 local function numbers(list)
   local out = {}
-  for i = 1, #list do out[i] = ("%d"):format(list[i]) end
+  for i = 1, #list do out[i] = ("%.0f"):format(list[i]) end
   return "[" .. table.concat(out, ",") .. "]"
 end
 
@@ -108,9 +110,9 @@ function M.data(t)
   -- Written by hand: the big arrays as plain numbers, the rest encoded.
   local parts = {
     '"version":1',
-    '"dur":' .. ("%d"):format(ns(m.t1)),
-    '"dropped":' .. ("%d"):format(m.dropped),
-    '"events":' .. ("%d"):format(m.nevents),
+    '"dur":' .. ("%.0f"):format(ns(m.t1)),
+    '"dropped":' .. ("%.0f"):format(m.dropped),
+    '"events":' .. ("%.0f"):format(m.nevents),
     '"meta":' .. json.encode(meta),
     '"whats":' .. json.encode(whats),
     '"ids":' .. numbers(ids),
@@ -148,6 +150,7 @@ end
 function M.write(t, path, opts)
   t = model_arg(t, "write")
   if type(path) ~= "string" then error("bad argument #2 to 'write' (string expected, got " .. type(path) .. ")", 2) end
+  if path:find("\0", 1, true) then error("bad argument #2 to 'write' (path without a NUL expected)", 2) end
   opts = opts_arg(opts, 3, "write")
   local text = M.render(t, opts)
   local f, err = io.open(path, "wb")
