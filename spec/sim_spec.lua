@@ -117,6 +117,29 @@ describe("cosock.sim", function()
       assert.same({ 3 * 3600 + 500, 3 * 3600 + 1000, 3 * 3600 + 1000, 3 * 3600 }, seen[3])
     end)
 
+    it("jumps to a deadline years away at once (a timer object's, a task's wait's)", function()
+      -- (on the OS's clock a deadline is queued a year at a time, the longest
+      -- wait a poller takes; a pass per virtual year never ended a 1e300 s wait)
+      sim.on()
+      local seen = {}
+      run_task(function()
+        socket.sleep(1e300)
+        seen[#seen + 1] = sim.now()
+        cosock.timer.sleep_until(core.monotime() + 1e301)
+        seen[#seen + 1] = sim.now()
+        cosock.op.sleep(1e302):perform()
+        seen[#seen + 1] = sim.now()
+        local fired = 0
+        local h = cosock.timer.every(1e299, function() fired = fired + 1 end)
+        socket.sleep(3.5e299)
+        h:cancel()
+        seen[#seen + 1] = fired
+      end)
+      assert.equal(1e300, seen[1])
+      assert.is_true(seen[2] >= 1e301 and seen[3] >= 1e302)
+      assert.equal(3, seen[4])
+    end)
+
     it("moves os.time() and os.date(fmt) with it; with a time of their own they are the real ones", function()
       local real_time, real_date = os.time, os.date
       sim.on({ epoch = 86400 * 365 })

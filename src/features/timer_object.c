@@ -93,14 +93,19 @@ static const cn_hook tobj_hook;
   cn_hook_list_remove(lp, &(lp)->timers.due, &(t)->due, &tobj_hook, CN_AT_TIMERS)
 #define due_first(lp) CN_RLIST_HEAD(&(lp)->timers.due, cn_tobj, due)
 
+/* How far ahead of `from` a node is queued: a year (the pollers take no
+ * longer waits), or anything on cosock.sim's virtual clock, which polls
+ * nothing and jumps to the node at once: there a deadline queued a year at a
+ * time took a pass per virtual year (a wait of 1e300 s never ended). */
+static double queue_limit(double from) { return cn_clock_is_virtual() ? HUGE_VAL : from + ONE_YEAR; }
+
 /* Called by cn_timers_run when the node is due (it is out of the heap). A
- * node is queued at most a year ahead (the pollers take no longer waits), so
- * a later deadline is queued again for the rest. */
+ * later deadline is queued again for the rest (see queue_limit). */
 static void fire(cn_loop *lp, cn_xtimer *x) {
   cn_tobj *t = (cn_tobj *)x;
   if (state_of(lp, t) != TS_PENDING) return;
   if (t->deadline > x->node.when) {
-    double next = x->node.when + ONE_YEAR;
+    double next = queue_limit(x->node.when);
     cn_xtimer_arm(lp, x, t->deadline < next ? t->deadline : next);
     return;
   }
@@ -108,9 +113,9 @@ static void fire(cn_loop *lp, cn_xtimer *x) {
   if (t->waker) due_link(lp, t);
 }
 
-/* Queues t for its deadline (at most a year ahead, see fire). */
+/* Queues t for its deadline (see queue_limit). */
 static void arm(cn_loop *lp, cn_tobj *t, double now) {
-  double when = t->deadline < now + ONE_YEAR ? t->deadline : now + ONE_YEAR;
+  double limit = queue_limit(now), when = t->deadline < limit ? t->deadline : limit;
   set_state(lp, t, TS_PENDING);
   cn_xtimer_arm(lp, &t->x, when);
 }
