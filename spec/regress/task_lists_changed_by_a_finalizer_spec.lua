@@ -10,34 +10,8 @@
 
 local cosock = require "cosock"
 local tasks = require "cosock.tasks"
-local V = require "spec.support.version"
 
--- Calls call() again and again (setup() before each), each time with a new
--- garbage object whose finalizer runs act() if it runs while call() does,
--- until that happened `times` times. Returns that count and call()'s results.
-local function finalizer_inside(times, act, call, setup)
-  local hits, inside, tries, results = 0, false, 0, {}
-  collectgarbage()
-  local pause = collectgarbage("setpause", 10) -- (a cycle soon: finalizers run often)
-  while hits < times and tries < 5000 do
-    tries = tries + 1
-    setup()
-    local armed = true
-    V.garbage(function()
-      if armed and inside then
-        armed = false
-        hits = hits + 1
-        act()
-      end
-    end)
-    inside = true
-    local ok, r = pcall(call)
-    inside = false
-    results[#results + 1] = { ok, r }
-  end
-  collectgarbage("setpause", pause)
-  return hits, results
-end
+local finalizer_inside = require("spec.support.finalizer").inside
 
 local function sleepers(n, prefix)
   local hs = {}

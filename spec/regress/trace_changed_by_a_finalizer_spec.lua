@@ -10,65 +10,18 @@
 
 local cosock = require "cosock"
 local trace = require "cosock.trace"
-local V = require "spec.support.version"
 local child = require "spec.support.child"
 
--- finalizer_inside below, as a child program's prologue.
+-- The child programs' prologue (spec.support.finalizer: a fresh process
+-- tries up to 50,000 times).
 local FINALIZER_INSIDE = [[
 local cosock = require "cosock"
 local trace = require "cosock.trace"
-local V = require "spec.support.version"
-local function finalizer_inside(times, act, call, setup)
-  local hits, inside, tries, outcomes = 0, false, 0, {}
-  collectgarbage()
-  local pause = collectgarbage("setpause", 10)
-  while hits < times and tries < 50000 do
-    tries = tries + 1
-    if setup then setup() end
-    local armed = true
-    V.garbage(function()
-      if armed and inside then
-        armed = false
-        hits = hits + 1
-        act()
-      end
-    end)
-    inside = true
-    local ok, err = pcall(call)
-    inside = false
-    outcomes[#outcomes + 1] = { ok, err }
-  end
-  collectgarbage("setpause", pause)
-  return hits, outcomes
-end
+local inside = require("spec.support.finalizer").inside
+local function finalizer_inside(times, act, call, setup) return inside(times, act, call, setup, 50000) end
 ]]
 
--- Calls call() again and again, each time with a new garbage object whose
--- finalizer runs act() if it runs while call() does, until that happened
--- `times` times. Returns how many times it did and the outcomes of call().
-local function finalizer_inside(times, act, call, setup)
-  local hits, inside, tries, outcomes = 0, false, 0, {}
-  collectgarbage()
-  local pause = collectgarbage("setpause", 10) -- (a cycle soon: finalizers run often)
-  while hits < times and tries < 5000 do
-    tries = tries + 1
-    if setup then setup() end
-    local armed = true
-    V.garbage(function()
-      if armed and inside then
-        armed = false
-        hits = hits + 1
-        act()
-      end
-    end)
-    inside = true
-    local ok, err = pcall(call)
-    inside = false
-    outcomes[#outcomes + 1] = { ok, err }
-  end
-  collectgarbage("setpause", pause)
-  return hits, outcomes
-end
+local finalizer_inside = require("spec.support.finalizer").inside
 
 local function restart(size)
   if trace.on() then trace.stop() end
