@@ -40,7 +40,7 @@ describe("a peer that resets the connection", function()
   end)
 end)
 
-describe("a TLS peer", function()
+describe("a TLS peer #luasec", function()
   local certs = require "spec.support.certs"
   local c_
 

@@ -66,7 +66,7 @@ describe("send returns the inner send's values, as cosock 0.2.0 passes them", fu
     assert.same({ n = 3, V.float("0.0"), nil, nil }, r.empty)
   end)
 
-  describe("on tls", function()
+  describe("on tls #luasec", function()
     local certs
     setup(function() certs = certs_mod.generate() end)
     teardown(function() certs.cleanup() end)

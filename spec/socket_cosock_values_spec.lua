@@ -50,7 +50,7 @@ describe("socket wrappers return what cosock 0.2.0 returns", function()
     assert.same({ n = 1, V.float("1.0") }, r)
   end)
 
-  describe("tls", function()
+  describe("tls #luasec", function()
     local certs
     setup(function() certs = certs_mod.generate() end)
     teardown(function() certs.cleanup() end)

@@ -88,7 +88,7 @@ describe("a negative wrapper timeout expires after one yield", function()
     end)
   end
 
-  describe("tls", function()
+  describe("tls #luasec", function()
     local certs
     setup(function() certs = certs_mod.generate() end)
     teardown(function() certs.cleanup() end)

@@ -14,7 +14,7 @@ local certs = require "spec.support.certs"
 local socket = cosock.socket
 local pack = net.pack
 
-describe("regress: a failed TLS handshake returns cosock's values", function()
+describe("regress: a failed TLS handshake returns cosock's values #luasec", function()
   local c_
   setup(function() c_ = certs.generate() end)
   teardown(function() c_.cleanup() end)
